@@ -1,0 +1,51 @@
+// @ts-check
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import prettier from 'eslint-config-prettier';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { importX } from 'eslint-plugin-import-x';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  // Generated code is checked by regenerate-and-diff, not by lint.
+  globalIgnores(['**/dist/', '**/node_modules/', 'coverage/', '.gpux/', 'proto/src/gen/']),
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  importX.flatConfigs.recommended,
+  importX.flatConfigs.typescript,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: {
+        project: './tsconfig.eslint.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    settings: {
+      // Same tsconfig as the type-aware rules, so `@gpux/*` resolves to sources and
+      // no-cycle can follow imports across packages.
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: './tsconfig.eslint.json' }),
+      ],
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'separate-type-imports' },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      'import-x/no-cycle': 'error',
+      // TypeScript already checks these; the plugin versions only duplicate the work.
+      'import-x/named': 'off',
+      'import-x/namespace': 'off',
+      'import-x/default': 'off',
+      'import-x/no-named-as-default-member': 'off',
+    },
+  },
+  prettier,
+);

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('falls back to the embedded defaults', () => {
+    expect(loadConfig({})).toEqual(DEFAULT_CONFIG);
+    expect(loadConfig({ HOST: '', PORT: ' ' })).toEqual(DEFAULT_CONFIG);
+  });
+
+  it('reads HOST, PORT and LOG_LEVEL', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '0', LOG_LEVEL: 'silent' })).toEqual({
+      host: '0.0.0.0',
+      port: 0,
+      logLevel: 'silent',
+    });
+  });
+
+  it('reports every problem at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: '70000', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const { problems } = error as ConfigError;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^PORT /);
+    expect(problems[1]).toMatch(/^LOG_LEVEL /);
+  });
+
+  it.each(['-1', '8080x', '1.5', '123456'])('rejects PORT=%s', (PORT) => {
+    expect(() => loadConfig({ PORT })).toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,58 @@
+// Settings are read from the environment once, in main.ts, validated with every
+// problem reported at once, then passed down as plain data (decision D34).
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: LogLevel;
+}
+
+export const DEFAULT_CONFIG: Config = {
+  host: '127.0.0.1',
+  port: 8080,
+  logLevel: 'info',
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const value = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+
+  const host = value('HOST') ?? DEFAULT_CONFIG.host;
+
+  let port = DEFAULT_CONFIG.port;
+  const rawPort = value('PORT');
+  if (rawPort !== undefined) {
+    // 0 asks the OS for a free port; main.ts prints the one it got.
+    if (/^\d{1,5}$/.test(rawPort) && Number(rawPort) <= 65_535) port = Number(rawPort);
+    else problems.push(`PORT must be an integer from 0 to 65535, got "${rawPort}"`);
+  }
+
+  let logLevel = DEFAULT_CONFIG.logLevel;
+  const rawLevel = value('LOG_LEVEL');
+  if (rawLevel !== undefined) {
+    const found = LOG_LEVELS.find((l) => l === rawLevel);
+    if (found !== undefined) logLevel = found;
+    else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLevel}"`);
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { host, port, logLevel };
+}

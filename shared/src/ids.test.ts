@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { ID_PREFIXES, createIdGenerator, idTime, isId, newId } from './ids.js';
+
+describe('newId', () => {
+  it('makes a valid id for every prefix', () => {
+    for (const prefix of Object.values(ID_PREFIXES)) {
+      const id = newId(prefix);
+      expect(id).toHaveLength(prefix.length + 26);
+      expect(isId(prefix, id)).toBe(true);
+    }
+  });
+
+  it('encodes the creation time', () => {
+    const gen = createIdGenerator({ now: () => 1_700_000_000_123 });
+    expect(idTime(gen('ord_'))).toBe(1_700_000_000_123);
+  });
+
+  it('is strictly increasing within one millisecond and when the clock steps back', () => {
+    const times = [5, 5, 5, 4, 4, 6, 6];
+    let i = 0;
+    const gen = createIdGenerator({ now: () => times[i++] ?? 6 });
+    const ids = times.map(() => gen('evt_'));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('increments the random part within a millisecond', () => {
+    const gen = createIdGenerator({ now: () => 0, randomBytes: (n) => new Uint8Array(n) });
+    expect(gen('trd_')).toBe('trd_' + '0'.repeat(26));
+    expect(gen('trd_')).toBe('trd_' + '0'.repeat(25) + '1');
+  });
+
+  it('moves to the next millisecond when the random part overflows', () => {
+    const gen = createIdGenerator({
+      now: () => 0,
+      randomBytes: (n) => new Uint8Array(n).fill(255),
+    });
+    expect(gen('tok_')).toBe('tok_' + '0'.repeat(10) + 'z'.repeat(16));
+    expect(idTime(gen('tok_'))).toBe(1);
+  });
+
+  it('sorts by time across milliseconds', () => {
+    let t = 1000;
+    const gen = createIdGenerator({ now: () => (t += 7) });
+    const ids = Array.from({ length: 100 }, () => gen('lse_'));
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('produces distinct ids in bulk', () => {
+    const ids = Array.from({ length: 10_000 }, () => newId('ord_'));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('isId', () => {
+  const id = newId('ord_');
+
+  it.each([
+    ['wrong prefix', 'lse_' + id.slice(4)],
+    ['too short', id.slice(0, -1)],
+    ['too long', id + '0'],
+    ['upper case', id.toUpperCase().replace('ORD_', 'ord_')],
+    ['excluded letter', id.slice(0, -1) + 'u'],
+    ['time overflow', 'ord_8' + id.slice(5)],
+  ])('rejects an id with %s', (_why, bad) => {
+    expect(isId('ord_', bad)).toBe(false);
+  });
+
+  it('rejects non-strings', () => {
+    expect(isId('ord_', 42)).toBe(false);
+    expect(isId('ord_', null)).toBe(false);
+  });
+});

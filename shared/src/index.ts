@@ -1,0 +1,49 @@
+export {
+  CANCEL_REASONS,
+  COLLAR_PERCENT,
+  GPU_TYPES,
+  GPUS_PER_NODE,
+  HOUR_MS,
+  LEASE_STATUSES,
+  MAX_DURATION_HOURS,
+  MIN_DURATION_HOURS,
+  MIN_ORDER_VALUE_CENTS,
+  ORDER_STATUSES,
+  ORDER_TYPES,
+  PLATFORM_FEE_PERCENT,
+  SIDES,
+  ZONES,
+  isCancelReason,
+  isGpuType,
+  isLeaseStatus,
+  isOrderStatus,
+  isOrderType,
+  isSide,
+  isZone,
+} from './enums.js';
+export type {
+  CancelReason,
+  GpuType,
+  LeaseStatus,
+  OrderStatus,
+  OrderType,
+  Side,
+  Zone,
+} from './enums.js';
+export { ERROR_CODES, GpuxError, errorBody, isErrorCode } from './errors.js';
+export type { ErrorBody, ErrorCode, ErrorDetails, GpuxErrorOptions } from './errors.js';
+export { ID_PREFIXES, createIdGenerator, idTime, isId, newId } from './ids.js';
+export type { IdGenerator, IdGeneratorOptions, IdPrefix } from './ids.js';
+export {
+  MAX_CENTS,
+  MoneyError,
+  assertCents,
+  formatDollars,
+  mulDivHalfEven,
+  parseDollars,
+  parsePositiveDollars,
+  percentOf,
+  roundHalfEvenDiv,
+  splitFee,
+} from './money.js';
+export type { Cents, FeeSplit } from './money.js';

@@ -1,0 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Builds the exchange (and what it depends on) once before the e2e tests. */
+export default function setup(): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-b', 'exchange'], { cwd: root, stdio: 'inherit' });
+}

@@ -1,0 +1,66 @@
+// `npm start` end to end: the built exchange comes up on a free port, serves
+// /healthz over real HTTP, and drains to exit code 0 on SIGTERM.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
+
+let child: ChildProcess;
+let baseUrl: string;
+let output = '';
+
+function waitForUrl(proc: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m?.[1] !== undefined) resolve(m[1]);
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    proc.once('exit', (code) =>
+      reject(new Error(`exchange exited (${code}) before listening:\n${output}`)),
+    );
+  });
+}
+
+beforeAll(async () => {
+  child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  baseUrl = await waitForUrl(child);
+});
+
+afterAll(() => {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+describe('exchange process', () => {
+  it('prints a URL with the port it bound', () => {
+    expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+  });
+
+  it('serves /healthz over HTTP', async () => {
+    const res = await fetch(`${baseUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers unknown routes with the error envelope', async () => {
+    const res = await fetch(`${baseUrl}/v1/missing`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ data: null, error: { code: 'not_found' } });
+  });
+
+  it('drains and exits 0 on SIGTERM', async () => {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+    expect({ code, signal, output }).toMatchObject({ code: 0, signal: null });
+  });
+});
