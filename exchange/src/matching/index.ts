@@ -1,0 +1,23 @@
+export { OrderBook } from './order-book.js';
+export { MatchingEngine, bookKey } from './matching-engine.js';
+export type { BookKey } from './matching-engine.js';
+export type {
+  Book,
+  BookEvent,
+  BookSnapshot,
+  CancelResult,
+  Cents,
+  EngineCancelReason,
+  Estimate,
+  EstimateQuery,
+  Fill,
+  LastTrade,
+  Level,
+  Millis,
+  OpenOrder,
+  OrderInput,
+  OrderType,
+  PlaceResult,
+  RejectCode,
+  Side,
+} from './types.js';

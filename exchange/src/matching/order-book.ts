@@ -1,0 +1,605 @@
+// The fast order book: one per (gpu_type, zone), one writer. The rules it
+// implements are written down in docs/matching.md; comments cite spec rules
+// ("rule N") and decisions ("DN").
+import { BookSide } from './book-side.js';
+import { DONE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
+import type { RecState } from './order-rec.js';
+import { roundHalfEvenDiv } from './rounding.js';
+import { ARRIVAL, EXPIRY, TimerHeap } from './timer-heap.js';
+import type {
+  Book,
+  BookEvent,
+  BookSnapshot,
+  CancelResult,
+  Cents,
+  Estimate,
+  EstimateQuery,
+  Fill,
+  LastTrade,
+  Level,
+  Millis,
+  OpenOrder,
+  OrderInput,
+  PlaceResult,
+  RejectCode,
+} from './types.js';
+import { validateOrderInput } from './validate.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const GPUS_PER_NODE = 8;
+/** D16: $10 in cents. */
+const MIN_ORDER_VALUE = 1000;
+
+export class OrderBook implements Book {
+  private readonly bids = new BookSide(true);
+  private readonly asks = new BookSide(false);
+  /** Resting, scheduled and unseen orders by id. */
+  private readonly open = new Map<string, OrderRec>();
+  private readonly timers = new TimerHeap();
+  private now: Millis = 0;
+  private accepted = 0;
+  private last: LastTrade | null = null;
+  /** The running command's events. */
+  private events: BookEvent[] = [];
+  /** Collar bounds (inclusive, integer cents) as of the last collar() call. */
+  private bandLo = -Infinity;
+  private bandHi = Infinity;
+  private missingNodes = 0;
+
+  // A walk is planned here first and applied only once it is known to stand
+  // (D17: a rejected order fills nothing). Reused across commands.
+  private readonly planOrder: OrderRec[] = [];
+  private readonly planNodes: number[] = [];
+  private readonly stepBuy: OrderRec[] = [];
+  private readonly stepEnd: number[] = [];
+  private readonly touched: OrderRec[] = [];
+
+  get clock(): Millis {
+    return this.now;
+  }
+
+  lastTrade(): LastTrade | null {
+    return this.last;
+  }
+
+  place(input: OrderInput, now: Millis): PlaceResult {
+    const events: BookEvent[] = (this.events = []);
+    this.tick(now);
+    const t = this.now;
+
+    const invalid = validateOrderInput(input, t, this.open);
+    if (invalid !== null) return reject('invalid_request', invalid, events);
+
+    const startAt = input.startAt !== undefined && input.startAt > t ? input.startAt : t;
+    const isLimit = input.type === 'limit';
+    const isBuy = input.side === 'buy';
+    const flexHours = input.flexibleWindowHours;
+    // D12 default expiries.
+    let expiresAt: Millis;
+    if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
+    else if (!isBuy) expiresAt = startAt + input.durationHours * HOUR_MS;
+    else if (flexHours !== undefined) expiresAt = startAt + flexHours * HOUR_MS;
+    else if (isLimit) expiresAt = t + DAY_MS;
+    else expiresAt = Infinity;
+
+    let price = NaN;
+    let referencePrice: Cents | undefined;
+    if (isLimit) {
+      price = input.limitPrice as Cents;
+      this.collar();
+      if (price < this.bandLo || price > this.bandHi) {
+        return reject('price_out_of_collar', 'limit price is outside ±50% of the reference price (D15)', events);
+      }
+      if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
+        return reject('order_value_too_low', 'order value is below $10 (D16)', events);
+      }
+    } else if (flexHours !== undefined) {
+      // D14: a flexible buy without a limit rests at the estimate's price R.
+      const est = this.estimate(input, t);
+      if (est.estimatedPrice !== null) {
+        price = referencePrice = est.estimatedPrice;
+        if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
+          return reject('order_value_too_low', 'order value is below $10 (D16)', events);
+        }
+      }
+    }
+
+    const o = new OrderRec(input, t, this.accepted + 1, startAt, expiresAt, price, input.nodes);
+    if (startAt > t) {
+      // D13: it waits, unseen, and arrives at startAt.
+      this.accepted++;
+      this.open.set(o.id, o);
+      this.timers.push(startAt, ARRIVAL, o);
+      if (expiresAt !== Infinity) this.timers.push(expiresAt, EXPIRY, o);
+      return { ok: true, state: 'scheduled', filledNodes: 0, referencePrice, events };
+    }
+
+    const code = this.arrive(o, t, true);
+    if (code !== null) {
+      const message = REJECT_MESSAGES[code];
+      if (code === 'insufficient_liquidity') {
+        return { ok: false, code, message, missingGpus: this.missingNodes * GPUS_PER_NODE, events };
+      }
+      return reject(code, message, events);
+    }
+    this.accepted++;
+    if (o.state !== DONE) {
+      this.open.set(o.id, o);
+      if (expiresAt !== Infinity) this.timers.push(expiresAt, EXPIRY, o);
+    }
+    return { ok: true, state: stateOf(o), filledNodes: o.nodes - o.remaining, referencePrice, events };
+  }
+
+  cancel(orderId: string, now: Millis): CancelResult {
+    const events: BookEvent[] = (this.events = []);
+    this.tick(now);
+    const o = this.open.get(orderId);
+    if (o === undefined) return { ok: false, code: 'not_found', events };
+    const nodes = o.remaining;
+    this.close(o, this.now, 'user');
+    return { ok: true, nodes, events };
+  }
+
+  advance(now: Millis): readonly BookEvent[] {
+    const events: BookEvent[] = (this.events = []);
+    this.tick(now);
+    return events;
+  }
+
+  snapshot(depth: number): BookSnapshot {
+    const bestBid = this.bids.best()?.price ?? null;
+    const bestAsk = this.asks.best()?.price ?? null;
+    const both = bestBid !== null && bestAsk !== null;
+    return {
+      bids: levelsOf(this.bids, depth),
+      asks: levelsOf(this.asks, depth),
+      bestBid,
+      bestAsk,
+      spread: both ? bestAsk - bestBid : null,
+      midPrice: both ? roundHalfEvenDiv(bestBid + bestAsk, 2) : null,
+      lastTrade: this.last,
+    };
+  }
+
+  estimate(query: EstimateQuery, now: Millis): Estimate {
+    this.collar();
+    const lo = this.bandLo;
+    const hi = this.bandHi;
+    const need = query.nodes;
+    const durationMs = query.durationHours * HOUR_MS;
+    const { accountId, orgId } = query;
+    const fills: { price: Cents; gpus: number }[] = [];
+    let got = 0;
+    let total = 0;
+    let costPerHour = 0;
+    let worst: Cents | null = null;
+    const levels = this.asks.levels;
+    for (let i = levels.length - 1; i >= 0; i--) {
+      const level = levels[i]!;
+      const p = level.price;
+      if (p > hi) break;
+      if (p < lo) continue;
+      for (let o = level.head; o !== null; o = o.next) {
+        if (o.windowEnd - now < durationMs) continue;
+        if (o.accountId === accountId || o.orgId === orgId) continue;
+        total += o.remaining;
+        if (got < need) {
+          const take = Math.min(o.remaining, need - got);
+          got += take;
+          costPerHour += take * GPUS_PER_NODE * p;
+          worst = p;
+          const lastFill = fills[fills.length - 1];
+          if (lastFill !== undefined && lastFill.price === p) lastFill.gpus += take * GPUS_PER_NODE;
+          else fills.push({ price: p, gpus: take * GPUS_PER_NODE });
+        }
+      }
+    }
+    return {
+      fills,
+      estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
+      bestAsk: this.asks.best()?.price ?? null,
+      worstFillPrice: worst,
+      totalAvailable: total * GPUS_PER_NODE,
+      sufficientLiquidity: got === need,
+      missingGpus: (need - got) * GPUS_PER_NODE,
+      computeCostCents: costPerHour * query.durationHours,
+    };
+  }
+
+  openOrders(): OpenOrder[] {
+    const out: OpenOrder[] = [];
+    for (const side of [this.bids, this.asks]) {
+      const levels = side.levels;
+      for (let i = levels.length - 1; i >= 0; i--) {
+        for (let o = levels[i]!.head; o !== null; o = o.next) out.push(openOrderOf(o));
+      }
+    }
+    const waiting: OrderRec[] = [];
+    for (const o of this.open.values()) if (o.state !== RESTING) waiting.push(o);
+    waiting.sort((a, b) => a.acceptSeq - b.acceptSeq);
+    for (const o of waiting) out.push(openOrderOf(o));
+    return out;
+  }
+
+  /**
+   * Rebuild a book from `openOrders()` of another (the exchange does this from
+   * PostgreSQL at start). `accepted` is how many orders the book had accepted,
+   * so acceptance numbers continue where they stopped.
+   */
+  static restore(
+    orders: readonly OpenOrder[],
+    lastTrade: LastTrade | null,
+    clock: Millis,
+    accepted?: number,
+  ): OrderBook {
+    const book = new OrderBook();
+    book.now = clock;
+    book.last = lastTrade;
+    let maxSeq = 0;
+    for (const oo of orders) {
+      const o = new OrderRec(oo.input, oo.acceptedAt, oo.acceptSeq, oo.startAt, oo.expiresAt, oo.price ?? NaN, oo.remaining);
+      book.open.set(o.id, o);
+      if (oo.state === 'resting') {
+        o.state = RESTING;
+        (o.isBuy ? book.bids : book.asks).append(o);
+      } else if (oo.state === 'scheduled') {
+        o.state = SCHEDULED;
+        book.timers.push(o.startAt, ARRIVAL, o);
+      } else {
+        o.state = UNSEEN;
+      }
+      if (o.expiresAt !== Infinity) book.timers.push(o.expiresAt, EXPIRY, o);
+      if (o.acceptSeq > maxSeq) maxSeq = o.acceptSeq;
+    }
+    book.accepted = accepted ?? maxSeq;
+    return book;
+  }
+
+  // ---- time ---------------------------------------------------------------
+
+  /** Advance the clock to `now`, firing due timers at their own times. */
+  private tick(now: Millis): void {
+    const target = now > this.now ? now : this.now;
+    const timers = this.timers;
+    while (timers.peekTime() <= target) {
+      const t = timers.peekTime();
+      const kind = timers.firstKind();
+      const o = timers.firstOrder();
+      timers.pop();
+      if (t > this.now) this.now = t;
+      if (kind === EXPIRY) {
+        if (o.state === DONE || o.expiresAt !== t) continue;
+        if (o.marketAtEnd) this.marketAtWindowEnd(o, t);
+        else this.close(o, t, 'expired');
+      } else {
+        if (o.state !== SCHEDULED || o.startAt !== t) continue;
+        const code = this.arrive(o, t, false);
+        if (code !== null) this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
+        // arrive() may have filled it (TS cannot see that mutation).
+        else if ((o.state as RecState) === DONE) this.open.delete(o.id);
+      }
+    }
+    this.now = target;
+  }
+
+  /** D14: at the window's end a flexible buy without a limit executes at market. */
+  private marketAtWindowEnd(o: OrderRec, t: Millis): void {
+    if (o.state === RESTING) this.bids.remove(o);
+    o.state = SCHEDULED;
+    const code = this.executeMarket(o, t, false);
+    if (code !== null) this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
+    else this.open.delete(o.id);
+  }
+
+  /** Take an open order out of the book unfilled for what it has left. */
+  private close(o: OrderRec, t: Millis, reason: 'user' | 'expired' | 'self_trade_prevented' | 'insufficient_liquidity'): void {
+    if (o.state === RESTING) (o.isBuy ? this.bids : this.asks).remove(o);
+    o.state = DONE;
+    this.open.delete(o.id);
+    this.events.push({ type: 'cancelled', at: t, orderId: o.id, reason, nodes: o.remaining });
+  }
+
+  // ---- arrival ------------------------------------------------------------
+
+  /**
+   * An order arrives in the book at t (on acceptance, or at its startAt).
+   * Returns the reason it is turned away, having changed nothing, or null.
+   */
+  private arrive(o: OrderRec, t: Millis, immediate: boolean): RejectCode | null {
+    if (!o.isBuy) return this.arriveSell(o, t);
+    if (o.isMarket) return this.executeMarket(o, t, immediate);
+    if (Number.isNaN(o.price)) {
+      o.state = UNSEEN; // D14 without a reference price: waits for its window's end
+      return null;
+    }
+    return this.arriveLimitBuy(o, t);
+  }
+
+  private arriveLimitBuy(b: OrderRec, t: Millis): RejectCode | null {
+    const got = this.planBuy(b, t, -Infinity, b.price);
+    if (got < 0) return 'self_trade_prevented';
+    if (b.allowPartial ? got > 0 : got === b.remaining) this.applyBuyStep(b, t, false);
+    if (b.remaining > 0) this.rest(b, t);
+    else b.state = DONE;
+    return null;
+  }
+
+  /** D10: a market buy fills now inside the collar, or is turned away whole. */
+  private executeMarket(b: OrderRec, t: Millis, checkValue: boolean): RejectCode | null {
+    this.collar();
+    const got = this.planBuy(b, t, this.bandLo, this.bandHi);
+    if (got < 0) return 'self_trade_prevented';
+    if (got === 0 || (!b.allowPartial && got < b.remaining)) {
+      this.missingNodes = b.remaining - got;
+      return 'insufficient_liquidity';
+    }
+    if (checkValue) {
+      let value = 0;
+      for (let i = 0; i < this.planOrder.length; i++) {
+        value += this.planNodes[i]! * this.planOrder[i]!.price;
+      }
+      if (value * GPUS_PER_NODE * b.durationHours < MIN_ORDER_VALUE) return 'order_value_too_low';
+    }
+    this.applyBuyStep(b, t, false);
+    if (b.remaining > 0) {
+      this.events.push({ type: 'cancelled', at: t, orderId: b.id, reason: 'insufficient_liquidity', nodes: b.remaining });
+    }
+    b.state = DONE;
+    return null;
+  }
+
+  /**
+   * Plan an arriving buy's walk over the asks priced in [lo, hi] that fit it
+   * (D6): the nodes it would take, in ask priority, into planOrder/planNodes.
+   * Returns the nodes found, or -1 when a same-party ask comes first (D17).
+   */
+  private planBuy(b: OrderRec, t: Millis, lo: number, hi: number): number {
+    const planOrder = this.planOrder;
+    const planNodes = this.planNodes;
+    planOrder.length = 0;
+    planNodes.length = 0;
+    const need = b.remaining;
+    const durationMs = b.durationMs;
+    let got = 0;
+    const levels = this.asks.levels;
+    for (let i = levels.length - 1; i >= 0; i--) {
+      const level = levels[i]!;
+      if (level.price > hi) break;
+      if (level.price < lo) continue;
+      for (let a = level.head; a !== null; a = a.next) {
+        if (a.windowEnd - t < durationMs) continue;
+        if (sameParty(a, b)) return -1;
+        const take = a.remaining < need - got ? a.remaining : need - got;
+        planOrder.push(a);
+        planNodes.push(take);
+        got += take;
+        if (got === need) return got;
+      }
+    }
+    return got;
+  }
+
+  /** Apply the planned single step of buy b (resting or arriving). */
+  private applyBuyStep(b: OrderRec, t: Millis, resting: boolean): void {
+    const fills: Fill[] = [];
+    let total = 0;
+    for (let i = 0; i < this.planOrder.length; i++) {
+      const a = this.planOrder[i]!;
+      const n = this.planNodes[i]!;
+      this.takeFromAsk(a, n);
+      total += n;
+      fills.push({ sellOrderId: a.id, clusterId: a.clusterId, nodes: n, price: a.price, sellRemaining: a.remaining });
+    }
+    if (resting) this.bids.reduce(b, total);
+    else b.remaining -= total;
+    this.trade(b, fills, t);
+  }
+
+  private takeFromAsk(a: OrderRec, nodes: number): void {
+    this.asks.reduce(a, nodes);
+    if (a.remaining === 0) {
+      a.state = DONE;
+      this.open.delete(a.id);
+    }
+  }
+
+  private trade(b: OrderRec, fills: Fill[], t: Millis): void {
+    const lastFill = fills[fills.length - 1]!;
+    this.last = { price: lastFill.price, gpus: lastFill.nodes * GPUS_PER_NODE, at: t };
+    this.events.push({ type: 'matched', at: t, buyOrderId: b.id, fills, buyRemaining: b.remaining });
+  }
+
+  /**
+   * An arriving sell walks the bids (rule 2, D9, D17). Every fill needs the
+   * new sell (before it no bid could fill), so one pass over the bids it
+   * crosses is the whole of "match until nothing fills".
+   */
+  private arriveSell(s: OrderRec, t: Millis): RejectCode | null {
+    const { planOrder, planNodes, stepBuy, stepEnd, touched } = this;
+    planOrder.length = 0;
+    planNodes.length = 0;
+    stepBuy.length = 0;
+    stepEnd.length = 0;
+    touched.length = 0;
+    let sLeft = s.remaining;
+    const left = s.windowEnd - t;
+    const bidLevels = this.bids.levels;
+    let conflict = false;
+    walk: for (let i = bidLevels.length - 1; i >= 0 && sLeft > 0; i--) {
+      const level = bidLevels[i]!;
+      if (level.price < s.price) break;
+      for (let b = level.head; b !== null && sLeft > 0; b = b.next) {
+        if (b.durationMs > left) continue;
+        if (sameParty(b, s)) {
+          conflict = true;
+          break walk;
+        }
+        if (b.allowPartial) {
+          const take = b.remaining < sLeft ? b.remaining : sLeft;
+          planOrder.push(s);
+          planNodes.push(take);
+          sLeft -= take;
+          stepBuy.push(b);
+          stepEnd.push(planOrder.length);
+        } else {
+          sLeft -= this.planAllOrNothing(b, s, sLeft, t);
+        }
+      }
+    }
+    for (const a of touched) a.planned = 0;
+    if (conflict) return 'self_trade_prevented';
+
+    let from = 0;
+    for (let k = 0; k < stepBuy.length; k++) {
+      const b = stepBuy[k]!;
+      const to = stepEnd[k]!;
+      const fills: Fill[] = [];
+      let total = 0;
+      for (let i = from; i < to; i++) {
+        const a = planOrder[i]!;
+        const n = planNodes[i]!;
+        if (a === s) s.remaining -= n;
+        else this.takeFromAsk(a, n);
+        total += n;
+        fills.push({ sellOrderId: a.id, clusterId: a.clusterId, nodes: n, price: a.price, sellRemaining: a.remaining });
+      }
+      this.bids.reduce(b, total);
+      if (b.remaining === 0) {
+        b.state = DONE;
+        this.open.delete(b.id);
+      }
+      this.trade(b, fills, t);
+      from = to;
+    }
+    if (s.remaining > 0) this.rest(s, t);
+    else s.state = DONE;
+    return null;
+  }
+
+  /**
+   * D9: an all-or-nothing bid b fills from every ask it may trade with (price,
+   * window, party) plus the arriving sell s, which sits after the resting asks
+   * priced at or below its own. Plans the step when that covers b; returns the
+   * nodes taken from s (0 when b is passed over).
+   */
+  private planAllOrNothing(b: OrderRec, s: OrderRec, sLeft: number, t: Millis): number {
+    const { planOrder, planNodes } = this;
+    const start = planOrder.length;
+    const need = b.remaining;
+    const durationMs = b.durationMs;
+    let got = 0;
+    let fromS = 0;
+    let sPlaced = false;
+    const askLevels = this.asks.levels;
+    for (let j = askLevels.length - 1; j >= 0 && got < need; j--) {
+      const level = askLevels[j]!;
+      if (!sPlaced && level.price > s.price) {
+        sPlaced = true;
+        fromS = sLeft < need - got ? sLeft : need - got;
+        planOrder.push(s);
+        planNodes.push(fromS);
+        got += fromS;
+        if (got === need) break;
+      }
+      if (level.price > b.price) break;
+      for (let a = level.head; a !== null && got < need; a = a.next) {
+        if (a.windowEnd - t < durationMs || sameParty(a, b)) continue;
+        const avail = a.remaining - a.planned;
+        if (avail <= 0) continue;
+        const take = avail < need - got ? avail : need - got;
+        planOrder.push(a);
+        planNodes.push(take);
+        got += take;
+      }
+    }
+    if (!sPlaced && got < need) {
+      fromS = sLeft < need - got ? sLeft : need - got;
+      planOrder.push(s);
+      planNodes.push(fromS);
+      got += fromS;
+    }
+    if (got < need) {
+      planOrder.length = start;
+      planNodes.length = start;
+      return 0;
+    }
+    for (let i = start; i < planOrder.length; i++) {
+      const a = planOrder[i]!;
+      if (a !== s) {
+        if (a.planned === 0) this.touched.push(a);
+        a.planned += planNodes[i]!;
+      }
+    }
+    this.stepBuy.push(b);
+    this.stepEnd.push(planOrder.length);
+    return fromS;
+  }
+
+  private rest(o: OrderRec, t: Millis): void {
+    o.state = RESTING;
+    (o.isBuy ? this.bids : this.asks).append(o);
+    this.events.push({ type: 'rested', at: t, orderId: o.id, price: o.price, nodes: o.remaining });
+  }
+
+  /** D15: sets bandLo/bandHi around the last trade, else the mid, else none. */
+  private collar(): void {
+    if (this.last !== null) {
+      const r = this.last.price;
+      this.bandLo = Math.ceil(r / 2);
+      this.bandHi = Math.floor((3 * r) / 2);
+      return;
+    }
+    const bid = this.bids.best();
+    const ask = this.asks.best();
+    if (bid !== undefined && ask !== undefined) {
+      const twiceMid = bid.price + ask.price;
+      this.bandLo = Math.ceil(twiceMid / 4);
+      this.bandHi = Math.floor((3 * twiceMid) / 4);
+      return;
+    }
+    this.bandLo = -Infinity;
+    this.bandHi = Infinity;
+  }
+}
+
+const REJECT_MESSAGES: Record<RejectCode, string> = {
+  invalid_request: 'invalid order',
+  price_out_of_collar: 'limit price is outside ±50% of the reference price (D15)',
+  order_value_too_low: 'order value is below $10 (D16)',
+  self_trade_prevented: 'the order would trade with an order of its own account or organization (D17)',
+  insufficient_liquidity: 'not enough liquidity to fill the market order (D10)',
+};
+
+function reject(code: RejectCode, message: string, events: BookEvent[]): PlaceResult {
+  return { ok: false, code, message, events };
+}
+
+function stateOf(o: OrderRec): 'resting' | 'scheduled' | 'filled' | 'cancelled' {
+  if (o.state === RESTING) return 'resting';
+  if (o.state === DONE) return o.remaining === 0 ? 'filled' : 'cancelled';
+  return 'scheduled';
+}
+
+function levelsOf(side: BookSide, depth: number): Level[] {
+  const out: Level[] = [];
+  const levels = side.levels;
+  for (let i = levels.length - 1; i >= 0 && out.length < depth; i--) {
+    const l = levels[i]!;
+    out.push({ price: l.price, gpus: l.nodes * GPUS_PER_NODE, orders: l.count });
+  }
+  return out;
+}
+
+function openOrderOf(o: OrderRec): OpenOrder {
+  return {
+    input: o.input,
+    state: o.state === RESTING ? 'resting' : o.state === SCHEDULED ? 'scheduled' : 'unseen',
+    remaining: o.remaining,
+    acceptedAt: o.acceptedAt,
+    acceptSeq: o.acceptSeq,
+    startAt: o.startAt,
+    expiresAt: o.expiresAt,
+    price: Number.isNaN(o.price) ? null : o.price,
+  };
+}

@@ -1,0 +1,71 @@
+import type { PriceLevel } from './price-level.js';
+import type { Cents, Millis, OrderInput } from './types.js';
+
+export const SCHEDULED = 0;
+export const RESTING = 1;
+/** A flexible buy without a reference price, waiting for its window's end (D14). */
+export const UNSEEN = 2;
+export const DONE = 3;
+export type RecState = typeof SCHEDULED | typeof RESTING | typeof UNSEEN | typeof DONE;
+
+/**
+ * The book's mutable record of an open order. One class (one hidden class for
+ * V8), every field set in the constructor; it is also the node of its price
+ * level's list, so resting costs no extra allocation.
+ */
+export class OrderRec {
+  remaining: number;
+  /** Resting price: the limit price, R for a flexible buy without one, NaN for a market buy. */
+  price: Cents;
+  state: RecState = SCHEDULED;
+  level: PriceLevel | null = null;
+  prev: OrderRec | null = null;
+  next: OrderRec | null = null;
+  /** Scratch: nodes promised to earlier steps of the walk being planned. */
+  planned = 0;
+
+  readonly id: string;
+  readonly isBuy: boolean;
+  readonly isMarket: boolean;
+  readonly accountId: string;
+  readonly orgId: string;
+  readonly nodes: number;
+  readonly durationHours: number;
+  readonly durationMs: Millis;
+  readonly allowPartial: boolean;
+  /** Sells: end of the window (D6). Buys: unused. */
+  readonly windowEnd: Millis;
+  readonly clusterId: string;
+  /** A flexible buy without a limit price: its window's end is a market step (D14). */
+  readonly marketAtEnd: boolean;
+
+  constructor(
+    readonly input: OrderInput,
+    readonly acceptedAt: Millis,
+    readonly acceptSeq: number,
+    readonly startAt: Millis,
+    readonly expiresAt: Millis,
+    price: Cents,
+    remaining: number,
+  ) {
+    this.id = input.id;
+    this.isBuy = input.side === 'buy';
+    this.isMarket = input.type === 'market' && input.flexibleWindowHours === undefined;
+    this.accountId = input.accountId;
+    this.orgId = input.orgId;
+    this.nodes = input.nodes;
+    this.durationHours = input.durationHours;
+    this.durationMs = input.durationHours * 3_600_000;
+    this.allowPartial = input.allowPartial === true;
+    this.windowEnd = this.isBuy ? Infinity : startAt + this.durationMs;
+    this.clusterId = input.clusterId ?? '';
+    this.marketAtEnd = input.type === 'market' && input.flexibleWindowHours !== undefined;
+    this.price = price;
+    this.remaining = remaining;
+  }
+}
+
+/** D17: same account or same organization never trade. */
+export function sameParty(a: OrderRec, b: OrderRec): boolean {
+  return a.orgId === b.orgId || a.accountId === b.accountId;
+}

@@ -1,0 +1,184 @@
+// The matching engine's vocabulary. Rules: docs/matching.md.
+
+/** Integer cents (per GPU per hour for prices), D1. */
+export type Cents = number;
+/** Milliseconds since the epoch. The engine never reads a clock. */
+export type Millis = number;
+
+export type Side = 'buy' | 'sell';
+export type OrderType = 'market' | 'limit';
+
+export type EngineCancelReason =
+  'user' | 'expired' | 'insufficient_liquidity' | 'self_trade_prevented';
+
+export type RejectCode =
+  | 'invalid_request'
+  | 'price_out_of_collar'
+  | 'order_value_too_low'
+  | 'self_trade_prevented'
+  | 'insufficient_liquidity';
+
+/** A new order as the exchange hands it to a book. */
+export interface OrderInput {
+  readonly id: string;
+  readonly side: Side;
+  readonly type: OrderType;
+  readonly accountId: string;
+  readonly orgId: string;
+  /** Whole 8-GPU nodes. */
+  readonly nodes: number;
+  /** Buy: lease length. Sell: window length from startAt (D6). */
+  readonly durationHours: number;
+  readonly limitPrice?: Cents | undefined;
+  /** Buys only; default false: all-or-nothing (D9). */
+  readonly allowPartial?: boolean | undefined;
+  /** Default now; in the future the order waits (D13). */
+  readonly startAt?: Millis | undefined;
+  /** Buys only (D14). */
+  readonly flexibleWindowHours?: number | undefined;
+  /** Overrides the D12 default; Infinity: never. */
+  readonly expiresAt?: Millis | undefined;
+  /** Sells only: the provider cluster whose nodes are offered (D11). */
+  readonly clusterId?: string | undefined;
+}
+
+export interface Fill {
+  readonly sellOrderId: string;
+  readonly clusterId: string;
+  readonly nodes: number;
+  /** Always the sell's limit price (D7). */
+  readonly price: Cents;
+  /** Nodes the sell has left after this fill. */
+  readonly sellRemaining: number;
+}
+
+export type BookEvent =
+  /** The order entered the visible book (on acceptance or at its startAt). */
+  | {
+      readonly type: 'rested';
+      readonly at: Millis;
+      readonly orderId: string;
+      readonly price: Cents;
+      readonly nodes: number;
+    }
+  /** One matching step: one buy filled from one or more sells (D11). */
+  | {
+      readonly type: 'matched';
+      readonly at: Millis;
+      readonly buyOrderId: string;
+      readonly fills: readonly Fill[];
+      /** Nodes the buy has left after this step. */
+      readonly buyRemaining: number;
+    }
+  /** The order left the book unfilled for `nodes` nodes. */
+  | {
+      readonly type: 'cancelled';
+      readonly at: Millis;
+      readonly orderId: string;
+      readonly reason: EngineCancelReason;
+      readonly nodes: number;
+    };
+
+export type PlaceResult =
+  | {
+      readonly ok: true;
+      /** Where the order is once the command is done. */
+      readonly state: 'resting' | 'scheduled' | 'filled' | 'cancelled';
+      readonly filledNodes: number;
+      /** For a flexible buy without a limit price: its reference price R (D14). */
+      readonly referencePrice?: Cents | undefined;
+      readonly events: readonly BookEvent[];
+    }
+  | {
+      readonly ok: false;
+      readonly code: RejectCode;
+      readonly message: string;
+      /** insufficient_liquidity only (D10). */
+      readonly missingGpus?: number | undefined;
+      /** Events of timers that fired before the order was looked at. */
+      readonly events: readonly BookEvent[];
+    };
+
+export type CancelResult =
+  | { readonly ok: true; readonly nodes: number; readonly events: readonly BookEvent[] }
+  | { readonly ok: false; readonly code: 'not_found'; readonly events: readonly BookEvent[] };
+
+export interface Level {
+  readonly price: Cents;
+  readonly gpus: number;
+  readonly orders: number;
+}
+
+export interface LastTrade {
+  readonly price: Cents;
+  readonly gpus: number;
+  readonly at: Millis;
+}
+
+export interface BookSnapshot {
+  readonly bids: readonly Level[];
+  readonly asks: readonly Level[];
+  readonly bestBid: Cents | null;
+  readonly bestAsk: Cents | null;
+  readonly spread: Cents | null;
+  /** Half-even rounded cent. */
+  readonly midPrice: Cents | null;
+  readonly lastTrade: LastTrade | null;
+}
+
+export interface EstimateQuery {
+  readonly nodes: number;
+  readonly durationHours: number;
+  /** When given, that party's own asks are skipped (D17). */
+  readonly accountId?: string | undefined;
+  readonly orgId?: string | undefined;
+}
+
+export interface Estimate {
+  readonly fills: readonly { readonly price: Cents; readonly gpus: number }[];
+  /** GPU-weighted average fill price, half-even cent; null with no fill. */
+  readonly estimatedPrice: Cents | null;
+  readonly bestAsk: Cents | null;
+  readonly worstFillPrice: Cents | null;
+  /** GPUs of every ask the buy could take (fits, inside the collar, not own). */
+  readonly totalAvailable: number;
+  readonly sufficientLiquidity: boolean;
+  /** 0 when sufficient. */
+  readonly missingGpus: number;
+  /** Σ price × gpus × durationHours of the fills, exact. */
+  readonly computeCostCents: number;
+}
+
+/** An open order as persisted; `restore` takes these in priority order. */
+export interface OpenOrder {
+  readonly input: OrderInput;
+  readonly state: 'resting' | 'scheduled' | 'unseen';
+  readonly remaining: number;
+  /** When the book accepted it (for D12's default expiry, already resolved below). */
+  readonly acceptedAt: Millis;
+  /** Acceptance order in the book; breaks ties between timers due at the same time. */
+  readonly acceptSeq: number;
+  readonly startAt: Millis;
+  readonly expiresAt: Millis;
+  /** Price it rests at: limit price, or R for a flexible buy without one. */
+  readonly price: Cents | null;
+}
+
+/**
+ * One book's command surface; the fast `OrderBook` and the tests' naive
+ * reference book both implement it.
+ */
+export interface Book {
+  /** The book's clock: the latest `now` it has seen. */
+  readonly clock: Millis;
+  place(input: OrderInput, now: Millis): PlaceResult;
+  cancel(orderId: string, now: Millis): CancelResult;
+  /** Advance the clock, firing due timers (expiry, arrivals at startAt). */
+  advance(now: Millis): readonly BookEvent[];
+  snapshot(depth: number): BookSnapshot;
+  /** Pure: does not advance the clock; `now` is used for window fits. */
+  estimate(query: EstimateQuery, now: Millis): Estimate;
+  /** Resting, scheduled and unseen orders, resting ones in priority order (bids then asks). */
+  openOrders(): OpenOrder[];
+  lastTrade(): LastTrade | null;
+}
