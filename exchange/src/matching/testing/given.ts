@@ -1,0 +1,124 @@
+// Builders for the matching engine's given/when/then tests: orders with
+// defaults, expected events and levels written out by hand. Rules:
+// docs/matching.md. No test framework here, so it type-checks with the sources.
+
+import type {
+  Book,
+  BookEvent,
+  Cents,
+  EngineCancelReason,
+  Fill,
+  Level,
+  Millis,
+  OrderInput,
+  PlaceResult,
+} from '../types.js';
+
+export const HOUR: Millis = 3_600_000;
+/** The tests' epoch: every `now` is T0 plus some hours. */
+export const T0: Millis = Date.UTC(2030, 0, 1);
+/** T0 + h hours. */
+export const at = (h: number): Millis => T0 + h * HOUR;
+
+/** Optional fields a test may override. Each order is its own party unless told. */
+export type Extra = Partial<Omit<OrderInput, 'id' | 'side' | 'type'>>;
+
+const party = (id: string): { accountId: string; orgId: string } => ({
+  accountId: `acct-${id}`,
+  orgId: `org-${id}`,
+});
+
+/** Limit buy, default 4 h lease, all-or-nothing. */
+export const limitBuy = (
+  id: string,
+  nodes: number,
+  price: Cents,
+  extra: Extra = {},
+): OrderInput => ({
+  id,
+  side: 'buy',
+  type: 'limit',
+  ...party(id),
+  nodes,
+  durationHours: 4,
+  limitPrice: price,
+  ...extra,
+});
+
+/** Market buy, default 4 h lease, all-or-nothing. */
+export const marketBuy = (id: string, nodes: number, extra: Extra = {}): OrderInput => ({
+  id,
+  side: 'buy',
+  type: 'market',
+  ...party(id),
+  nodes,
+  durationHours: 4,
+  ...extra,
+});
+
+/** Sell (always limit, D6), default 48 h window, cluster `cl-<id>`. */
+export const sell = (id: string, nodes: number, price: Cents, extra: Extra = {}): OrderInput => ({
+  id,
+  side: 'sell',
+  type: 'limit',
+  ...party(id),
+  nodes,
+  durationHours: 48,
+  limitPrice: price,
+  clusterId: `cl-${id}`,
+  ...extra,
+});
+
+export type Accepted = Extract<PlaceResult, { ok: true }>;
+export type Rejected = Extract<PlaceResult, { ok: false }>;
+
+/** Given-step placement: the order must be accepted, else the test set-up is wrong. */
+export function place(book: Book, order: OrderInput, now: Millis): Accepted {
+  const r = book.place(order, now);
+  if (!r.ok) throw new Error(`given: ${order.id} was rejected: ${r.code} (${r.message})`);
+  return r;
+}
+
+/** Places `[order, hoursAfterT0]` pairs in turn, each of which must be accepted. */
+export function givenOrders(book: Book, steps: readonly (readonly [OrderInput, number])[]): void {
+  for (const [order, h] of steps) place(book, order, at(h));
+}
+
+// Expected events, written out by hand in the tests.
+
+export const rested = (atMs: Millis, orderId: string, price: Cents, nodes: number): BookEvent => ({
+  type: 'rested',
+  at: atMs,
+  orderId,
+  price,
+  nodes,
+});
+
+export const matched = (
+  atMs: Millis,
+  buyOrderId: string,
+  fills: readonly Fill[],
+  buyRemaining: number,
+): BookEvent => ({ type: 'matched', at: atMs, buyOrderId, fills, buyRemaining });
+
+export const cancelled = (
+  atMs: Millis,
+  orderId: string,
+  reason: EngineCancelReason,
+  nodes: number,
+): BookEvent => ({ type: 'cancelled', at: atMs, orderId, reason, nodes });
+
+/** A fill from sell `sellOrderId` (cluster `cl-<id>` unless given). */
+export const fill = (
+  sellOrderId: string,
+  nodes: number,
+  price: Cents,
+  sellRemaining: number,
+  clusterId = `cl-${sellOrderId}`,
+): Fill => ({ sellOrderId, clusterId, nodes, price, sellRemaining });
+
+export const level = (price: Cents, gpus: number, orders: number): Level => ({
+  price,
+  gpus,
+  orders,
+});
