@@ -4,6 +4,7 @@
 import { BookSide } from './book-side.js';
 import { DONE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
 import type { RecState } from './order-rec.js';
+import { Plan } from './plan.js';
 import { roundHalfEvenDiv } from './rounding.js';
 import { ARRIVAL, EXPIRY, TimerHeap } from './timer-heap.js';
 import type {
@@ -49,8 +50,7 @@ export class OrderBook implements Book {
 
   // A walk is planned here first and applied only once it is known to stand
   // (D17: a rejected order fills nothing). Reused across commands.
-  private readonly planOrder: OrderRec[] = [];
-  private readonly planNodes: number[] = [];
+  private readonly plan = new Plan();
   private readonly stepBuy: OrderRec[] = [];
   private readonly stepEnd: number[] = [];
   private readonly touched: OrderRec[] = [];
@@ -89,14 +89,18 @@ export class OrderBook implements Book {
       price = input.limitPrice as Cents;
       this.collar();
       if (price < this.bandLo || price > this.bandHi) {
-        return reject('price_out_of_collar', 'limit price is outside ±50% of the reference price (D15)', events);
+        return reject(
+          'price_out_of_collar',
+          'limit price is outside ±50% of the reference price (D15)',
+          events,
+        );
       }
       if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
         return reject('order_value_too_low', 'order value is below $10 (D16)', events);
       }
     } else if (flexHours !== undefined) {
       // D14: a flexible buy without a limit rests at the estimate's price R.
-      const est = this.estimate(input, t);
+      const est = this.estimateWalk(input, t, false);
       if (est.estimatedPrice !== null) {
         price = referencePrice = est.estimatedPrice;
         if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
@@ -128,7 +132,13 @@ export class OrderBook implements Book {
       this.open.set(o.id, o);
       if (expiresAt !== Infinity) this.timers.push(expiresAt, EXPIRY, o);
     }
-    return { ok: true, state: stateOf(o), filledNodes: o.nodes - o.remaining, referencePrice, events };
+    return {
+      ok: true,
+      state: stateOf(o),
+      filledNodes: o.nodes - o.remaining,
+      referencePrice,
+      events,
+    };
   }
 
   cancel(orderId: string, now: Millis): CancelResult {
@@ -163,6 +173,14 @@ export class OrderBook implements Book {
   }
 
   estimate(query: EstimateQuery, now: Millis): Estimate {
+    return this.estimateWalk(query, now, true);
+  }
+
+  /**
+   * The estimate's walk. With `full` false it stops once the fills are found
+   * (R for a flexible buy needs nothing more), leaving totalAvailable short.
+   */
+  private estimateWalk(query: EstimateQuery, now: Millis, full: boolean): Estimate {
     this.collar();
     const lo = this.bandLo;
     const hi = this.bandHi;
@@ -192,8 +210,11 @@ export class OrderBook implements Book {
           const lastFill = fills[fills.length - 1];
           if (lastFill !== undefined && lastFill.price === p) lastFill.gpus += take * GPUS_PER_NODE;
           else fills.push({ price: p, gpus: take * GPUS_PER_NODE });
+        } else if (!full) {
+          break;
         }
       }
+      if (!full && got === need) break;
     }
     return {
       fills,
@@ -238,7 +259,15 @@ export class OrderBook implements Book {
     book.last = lastTrade;
     let maxSeq = 0;
     for (const oo of orders) {
-      const o = new OrderRec(oo.input, oo.acceptedAt, oo.acceptSeq, oo.startAt, oo.expiresAt, oo.price ?? NaN, oo.remaining);
+      const o = new OrderRec(
+        oo.input,
+        oo.acceptedAt,
+        oo.acceptSeq,
+        oo.startAt,
+        oo.expiresAt,
+        oo.price ?? NaN,
+        oo.remaining,
+      );
       book.open.set(o.id, o);
       if (oo.state === 'resting') {
         o.state = RESTING;
@@ -275,7 +304,8 @@ export class OrderBook implements Book {
       } else {
         if (o.state !== SCHEDULED || o.startAt !== t) continue;
         const code = this.arrive(o, t, false);
-        if (code !== null) this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
+        if (code !== null)
+          this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
         // arrive() may have filled it (TS cannot see that mutation).
         else if ((o.state as RecState) === DONE) this.open.delete(o.id);
       }
@@ -293,7 +323,11 @@ export class OrderBook implements Book {
   }
 
   /** Take an open order out of the book unfilled for what it has left. */
-  private close(o: OrderRec, t: Millis, reason: 'user' | 'expired' | 'self_trade_prevented' | 'insufficient_liquidity'): void {
+  private close(
+    o: OrderRec,
+    t: Millis,
+    reason: 'user' | 'expired' | 'self_trade_prevented' | 'insufficient_liquidity',
+  ): void {
     if (o.state === RESTING) (o.isBuy ? this.bids : this.asks).remove(o);
     o.state = DONE;
     this.open.delete(o.id);
@@ -336,14 +370,21 @@ export class OrderBook implements Book {
     }
     if (checkValue) {
       let value = 0;
-      for (let i = 0; i < this.planOrder.length; i++) {
-        value += this.planNodes[i]! * this.planOrder[i]!.price;
+      const plan = this.plan;
+      for (let i = 0; i < plan.len; i++) {
+        value += plan.nodesAt(i) * plan.order(i).price;
       }
       if (value * GPUS_PER_NODE * b.durationHours < MIN_ORDER_VALUE) return 'order_value_too_low';
     }
     this.applyBuyStep(b, t, false);
     if (b.remaining > 0) {
-      this.events.push({ type: 'cancelled', at: t, orderId: b.id, reason: 'insufficient_liquidity', nodes: b.remaining });
+      this.events.push({
+        type: 'cancelled',
+        at: t,
+        orderId: b.id,
+        reason: 'insufficient_liquidity',
+        nodes: b.remaining,
+      });
     }
     b.state = DONE;
     return null;
@@ -351,14 +392,12 @@ export class OrderBook implements Book {
 
   /**
    * Plan an arriving buy's walk over the asks priced in [lo, hi] that fit it
-   * (D6): the nodes it would take, in ask priority, into planOrder/planNodes.
+   * (D6): the nodes it would take, in ask priority, into the plan.
    * Returns the nodes found, or -1 when a same-party ask comes first (D17).
    */
   private planBuy(b: OrderRec, t: Millis, lo: number, hi: number): number {
-    const planOrder = this.planOrder;
-    const planNodes = this.planNodes;
-    planOrder.length = 0;
-    planNodes.length = 0;
+    const plan = this.plan;
+    plan.len = 0;
     const need = b.remaining;
     const durationMs = b.durationMs;
     let got = 0;
@@ -371,8 +410,7 @@ export class OrderBook implements Book {
         if (a.windowEnd - t < durationMs) continue;
         if (sameParty(a, b)) return -1;
         const take = a.remaining < need - got ? a.remaining : need - got;
-        planOrder.push(a);
-        planNodes.push(take);
+        plan.push(a, take);
         got += take;
         if (got === need) return got;
       }
@@ -384,12 +422,19 @@ export class OrderBook implements Book {
   private applyBuyStep(b: OrderRec, t: Millis, resting: boolean): void {
     const fills: Fill[] = [];
     let total = 0;
-    for (let i = 0; i < this.planOrder.length; i++) {
-      const a = this.planOrder[i]!;
-      const n = this.planNodes[i]!;
+    const plan = this.plan;
+    for (let i = 0; i < plan.len; i++) {
+      const a = plan.order(i);
+      const n = plan.nodesAt(i);
       this.takeFromAsk(a, n);
       total += n;
-      fills.push({ sellOrderId: a.id, clusterId: a.clusterId, nodes: n, price: a.price, sellRemaining: a.remaining });
+      fills.push({
+        sellOrderId: a.id,
+        clusterId: a.clusterId,
+        nodes: n,
+        price: a.price,
+        sellRemaining: a.remaining,
+      });
     }
     if (resting) this.bids.reduce(b, total);
     else b.remaining -= total;
@@ -407,7 +452,13 @@ export class OrderBook implements Book {
   private trade(b: OrderRec, fills: Fill[], t: Millis): void {
     const lastFill = fills[fills.length - 1]!;
     this.last = { price: lastFill.price, gpus: lastFill.nodes * GPUS_PER_NODE, at: t };
-    this.events.push({ type: 'matched', at: t, buyOrderId: b.id, fills, buyRemaining: b.remaining });
+    this.events.push({
+      type: 'matched',
+      at: t,
+      buyOrderId: b.id,
+      fills,
+      buyRemaining: b.remaining,
+    });
   }
 
   /**
@@ -416,12 +467,11 @@ export class OrderBook implements Book {
    * crosses is the whole of "match until nothing fills".
    */
   private arriveSell(s: OrderRec, t: Millis): RejectCode | null {
-    const { planOrder, planNodes, stepBuy, stepEnd, touched } = this;
-    planOrder.length = 0;
-    planNodes.length = 0;
-    stepBuy.length = 0;
-    stepEnd.length = 0;
-    touched.length = 0;
+    const { plan, stepBuy, stepEnd, touched } = this;
+    plan.len = 0;
+    // Emptying an empty array still costs a runtime call: skip it.
+    if (stepBuy.length !== 0) stepBuy.length = stepEnd.length = 0;
+    if (touched.length !== 0) touched.length = 0;
     let sLeft = s.remaining;
     const left = s.windowEnd - t;
     const bidLevels = this.bids.levels;
@@ -437,11 +487,10 @@ export class OrderBook implements Book {
         }
         if (b.allowPartial) {
           const take = b.remaining < sLeft ? b.remaining : sLeft;
-          planOrder.push(s);
-          planNodes.push(take);
+          plan.push(s, take);
           sLeft -= take;
           stepBuy.push(b);
-          stepEnd.push(planOrder.length);
+          stepEnd.push(plan.len);
         } else {
           sLeft -= this.planAllOrNothing(b, s, sLeft, t);
         }
@@ -457,12 +506,18 @@ export class OrderBook implements Book {
       const fills: Fill[] = [];
       let total = 0;
       for (let i = from; i < to; i++) {
-        const a = planOrder[i]!;
-        const n = planNodes[i]!;
+        const a = plan.order(i);
+        const n = plan.nodesAt(i);
         if (a === s) s.remaining -= n;
         else this.takeFromAsk(a, n);
         total += n;
-        fills.push({ sellOrderId: a.id, clusterId: a.clusterId, nodes: n, price: a.price, sellRemaining: a.remaining });
+        fills.push({
+          sellOrderId: a.id,
+          clusterId: a.clusterId,
+          nodes: n,
+          price: a.price,
+          sellRemaining: a.remaining,
+        });
       }
       this.bids.reduce(b, total);
       if (b.remaining === 0) {
@@ -484,8 +539,8 @@ export class OrderBook implements Book {
    * nodes taken from s (0 when b is passed over).
    */
   private planAllOrNothing(b: OrderRec, s: OrderRec, sLeft: number, t: Millis): number {
-    const { planOrder, planNodes } = this;
-    const start = planOrder.length;
+    const plan = this.plan;
+    const start = plan.len;
     const need = b.remaining;
     const durationMs = b.durationMs;
     let got = 0;
@@ -497,8 +552,7 @@ export class OrderBook implements Book {
       if (!sPlaced && level.price > s.price) {
         sPlaced = true;
         fromS = sLeft < need - got ? sLeft : need - got;
-        planOrder.push(s);
-        planNodes.push(fromS);
+        plan.push(s, fromS);
         got += fromS;
         if (got === need) break;
       }
@@ -508,31 +562,28 @@ export class OrderBook implements Book {
         const avail = a.remaining - a.planned;
         if (avail <= 0) continue;
         const take = avail < need - got ? avail : need - got;
-        planOrder.push(a);
-        planNodes.push(take);
+        plan.push(a, take);
         got += take;
       }
     }
     if (!sPlaced && got < need) {
       fromS = sLeft < need - got ? sLeft : need - got;
-      planOrder.push(s);
-      planNodes.push(fromS);
+      plan.push(s, fromS);
       got += fromS;
     }
     if (got < need) {
-      planOrder.length = start;
-      planNodes.length = start;
+      plan.len = start;
       return 0;
     }
-    for (let i = start; i < planOrder.length; i++) {
-      const a = planOrder[i]!;
+    for (let i = start; i < plan.len; i++) {
+      const a = plan.order(i);
       if (a !== s) {
         if (a.planned === 0) this.touched.push(a);
-        a.planned += planNodes[i]!;
+        a.planned += plan.nodesAt(i);
       }
     }
     this.stepBuy.push(b);
-    this.stepEnd.push(planOrder.length);
+    this.stepEnd.push(plan.len);
     return fromS;
   }
 
@@ -567,7 +618,8 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
   invalid_request: 'invalid order',
   price_out_of_collar: 'limit price is outside ±50% of the reference price (D15)',
   order_value_too_low: 'order value is below $10 (D16)',
-  self_trade_prevented: 'the order would trade with an order of its own account or organization (D17)',
+  self_trade_prevented:
+    'the order would trade with an order of its own account or organization (D17)',
   insufficient_liquidity: 'not enough liquidity to fill the market order (D10)',
 };
 

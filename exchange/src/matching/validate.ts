@@ -19,28 +19,36 @@ function nonEmpty(x: unknown): boolean {
  * requests with its schema first; this keeps the book consistent whatever
  * calls it. Returns a message, or null when the order is well formed.
  */
-export function validateOrderInput(o: OrderInput, now: Millis, open: ReadonlyMap<string, OrderRec>): string | null {
+export function validateOrderInput(
+  o: OrderInput,
+  now: Millis,
+  open: ReadonlyMap<string, OrderRec>,
+): string | null {
   if (!nonEmpty(o.id)) return 'id is required';
   if (open.has(o.id)) return `order ${o.id} is already open`;
   if (o.side !== 'buy' && o.side !== 'sell') return 'side must be buy or sell';
   if (o.type !== 'market' && o.type !== 'limit') return 'order_type must be market or limit';
   if (!nonEmpty(o.accountId) || !nonEmpty(o.orgId)) return 'account and organization are required';
   if (!intIn(o.nodes, 1, MAX_NODES)) return 'gpu_count must be a positive multiple of 8 (D5)';
-  if (!intIn(o.durationHours, 1, MAX_HOURS)) return 'duration_hours must be an integer from 1 to 720';
+  if (!intIn(o.durationHours, 1, MAX_HOURS))
+    return 'duration_hours must be an integer from 1 to 720';
   if (o.type === 'limit') {
-    if (!intIn(o.limitPrice, 1, MAX_PRICE_CENTS)) return 'limit orders need a positive limit_price in whole cents';
+    if (!intIn(o.limitPrice, 1, MAX_PRICE_CENTS))
+      return 'limit orders need a positive limit_price in whole cents';
   } else if (o.limitPrice !== undefined) {
     return 'market orders take no limit_price';
   }
   if (o.side === 'sell') {
     if (o.type !== 'limit') return 'sell orders are limit orders (D6)';
     if (o.allowPartial !== undefined) return 'allow_partial applies to buy orders only';
-    if (o.flexibleWindowHours !== undefined) return 'flexible_window_hours applies to buy orders only';
+    if (o.flexibleWindowHours !== undefined)
+      return 'flexible_window_hours applies to buy orders only';
     if (!nonEmpty(o.clusterId)) return 'sell orders name the cluster whose nodes they offer';
   } else if (o.flexibleWindowHours !== undefined && !intIn(o.flexibleWindowHours, 1, MAX_HOURS)) {
     return 'flexible_window_hours must be an integer from 1 to 720';
   }
-  if (o.startAt !== undefined && !Number.isFinite(o.startAt)) return 'start_time is not a valid time';
+  if (o.startAt !== undefined && !Number.isFinite(o.startAt))
+    return 'start_time is not a valid time';
   if (o.expiresAt !== undefined && (Number.isNaN(o.expiresAt) || o.expiresAt <= now)) {
     return 'expires_at must be in the future';
   }

@@ -1,0 +1,645 @@
+// The reference book for the property tests: docs/matching.md read literally,
+// written in the simplest way (plain arrays, re-sorted and scanned on every
+// operation). It is slow on purpose and must stay obviously correct; it is
+// written separately from the fast engine (order-book.ts) and shares only the
+// types with it.
+
+import type {
+  Book,
+  BookEvent,
+  BookSnapshot,
+  CancelResult,
+  Cents,
+  Estimate,
+  EstimateQuery,
+  Fill,
+  LastTrade,
+  Level,
+  Millis,
+  OpenOrder,
+  OrderInput,
+  PlaceResult,
+  RejectCode,
+} from '../types.js';
+
+const HOUR: Millis = 3_600_000;
+const MAX_NODES = 10_000;
+const MAX_HOURS = 720;
+const MAX_PRICE = 100_000_000;
+const MIN_VALUE = 1000;
+
+/** One open order of the naive book. */
+interface Rec {
+  readonly input: OrderInput;
+  readonly id: string;
+  readonly side: 'buy' | 'sell';
+  readonly market: boolean;
+  /** Buy with flexibleWindowHours and no limit price (D14). */
+  readonly flexMarket: boolean;
+  readonly allowPartial: boolean;
+  readonly accountId: string;
+  readonly orgId: string;
+  readonly durationHours: number;
+  readonly clusterId: string;
+  readonly acceptedAt: Millis;
+  readonly acceptSeq: number;
+  readonly startAt: Millis;
+  readonly expiresAt: Millis;
+  /** Sells: startAt + durationHours h. */
+  readonly windowEnd: Millis;
+  /** Limit price, or R for a flexible buy without one; null otherwise. */
+  readonly price: Cents | null;
+  remaining: number;
+  state: 'resting' | 'scheduled' | 'unseen';
+  /** Priority sequence, given when the order arrives (enters the visible book). */
+  seq: number;
+}
+
+/** x / y rounded half-even, for non-negative integers, y > 0. */
+export function divHalfEven(x: number, y: number): number {
+  const q = Math.floor(x / y);
+  const r = x - q * y;
+  if (2 * r > y) return q + 1;
+  if (2 * r < y) return q;
+  return q % 2 === 0 ? q : q + 1;
+}
+
+function isInt(v: unknown, lo: number, hi: number): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi;
+}
+
+function sameParty(
+  a: { accountId: string; orgId: string },
+  b: { accountId: string; orgId: string },
+): boolean {
+  return a.accountId === b.accountId || a.orgId === b.orgId;
+}
+
+/** 0.5·r ≤ p ≤ 1.5·r, with r2 = 2·r (an integer even when r is a half cent). */
+function inCollar(p: Cents, r2: number | null): boolean {
+  if (r2 === null) return true;
+  return r2 <= 4 * p && 4 * p <= 3 * r2;
+}
+
+/** Does sell `s` fit a buy of `hours` at time t (D6)? */
+function fits(s: Rec, hours: number, t: Millis): boolean {
+  return hours * HOUR <= s.windowEnd - t;
+}
+
+function bidOrder(a: Rec, b: Rec): number {
+  return (b.price as number) - (a.price as number) || a.seq - b.seq;
+}
+
+function askOrder(a: Rec, b: Rec): number {
+  return (a.price as number) - (b.price as number) || a.seq - b.seq;
+}
+
+type Reject = { readonly reject: RejectCode; readonly missingGpus?: number };
+
+function reject(
+  code: RejectCode,
+  message: string,
+  events: BookEvent[],
+  missingGpus?: number,
+): PlaceResult {
+  if (missingGpus === undefined) return { ok: false, code, message, events };
+  return { ok: false, code, message, missingGpus, events };
+}
+
+export class NaiveBook implements Book {
+  private orders: Rec[] = [];
+  private last: LastTrade | null = null;
+  private nextAcceptSeq = 1;
+  private nextSeq = 1;
+  private now: Millis = 0;
+
+  get clock(): Millis {
+    return this.now;
+  }
+
+  // ---------------------------------------------------------------- views
+
+  private bids(): Rec[] {
+    return this.orders.filter((o) => o.side === 'buy' && o.state === 'resting').sort(bidOrder);
+  }
+
+  private asks(): Rec[] {
+    return this.orders.filter((o) => o.side === 'sell' && o.state === 'resting').sort(askOrder);
+  }
+
+  /** 2 × the reference price (D15), or null when there is none. */
+  private reference2(): number | null {
+    if (this.last !== null) return 2 * this.last.price;
+    const bid = this.bids()[0];
+    const ask = this.asks()[0];
+    if (bid === undefined || ask === undefined) return null;
+    return (bid.price as number) + (ask.price as number);
+  }
+
+  lastTrade(): LastTrade | null {
+    return this.last;
+  }
+
+  snapshot(depth: number): BookSnapshot {
+    const levels = (side: Rec[]): Level[] => {
+      const out: { price: Cents; gpus: number; orders: number }[] = [];
+      for (const o of side) {
+        const top = out[out.length - 1];
+        if (top !== undefined && top.price === o.price) {
+          top.gpus += o.remaining * 8;
+          top.orders += 1;
+        } else {
+          out.push({ price: o.price as number, gpus: o.remaining * 8, orders: 1 });
+        }
+      }
+      return out.slice(0, Math.max(0, depth));
+    };
+    const bids = this.bids();
+    const asks = this.asks();
+    const bestBid = bids[0]?.price ?? null;
+    const bestAsk = asks[0]?.price ?? null;
+    const both = bestBid !== null && bestAsk !== null;
+    return {
+      bids: levels(bids),
+      asks: levels(asks),
+      bestBid,
+      bestAsk,
+      spread: both ? bestAsk - bestBid : null,
+      midPrice: both ? divHalfEven(bestBid + bestAsk, 2) : null,
+      lastTrade: this.last,
+    };
+  }
+
+  estimate(query: EstimateQuery, now: Millis): Estimate {
+    const r2 = this.reference2();
+    const own = (a: Rec): boolean =>
+      (query.accountId !== undefined && a.accountId === query.accountId) ||
+      (query.orgId !== undefined && a.orgId === query.orgId);
+    const usable = this.asks().filter(
+      (a) => inCollar(a.price as number, r2) && fits(a, query.durationHours, now) && !own(a),
+    );
+    const wanted = query.nodes * 8;
+    let need = query.nodes;
+    const fills: { price: Cents; gpus: number }[] = [];
+    for (const a of usable) {
+      if (need === 0) break;
+      const take = Math.min(need, a.remaining);
+      need -= take;
+      const top = fills[fills.length - 1];
+      if (top !== undefined && top.price === a.price) top.gpus += take * 8;
+      else fills.push({ price: a.price as number, gpus: take * 8 });
+    }
+    const gpus = fills.reduce((s, f) => s + f.gpus, 0);
+    const value = fills.reduce((s, f) => s + f.price * f.gpus, 0);
+    const totalAvailable = usable.reduce((s, a) => s + a.remaining * 8, 0);
+    const last = fills[fills.length - 1];
+    return {
+      fills,
+      estimatedPrice: gpus > 0 ? divHalfEven(value, gpus) : null,
+      bestAsk: this.asks()[0]?.price ?? null,
+      worstFillPrice: last?.price ?? null,
+      totalAvailable,
+      sufficientLiquidity: totalAvailable >= wanted,
+      missingGpus: Math.max(0, wanted - totalAvailable),
+      computeCostCents: value * query.durationHours,
+    };
+  }
+
+  openOrders(): OpenOrder[] {
+    const others = this.orders
+      .filter((o) => o.state !== 'resting')
+      .sort((a, b) => a.acceptSeq - b.acceptSeq);
+    return [...this.bids(), ...this.asks(), ...others].map((o) => ({
+      input: o.input,
+      state: o.state,
+      remaining: o.remaining,
+      acceptedAt: o.acceptedAt,
+      acceptSeq: o.acceptSeq,
+      startAt: o.startAt,
+      expiresAt: o.expiresAt,
+      price: o.price,
+    }));
+  }
+
+  // ---------------------------------------------------------------- time
+
+  /** Advance the clock to `now`, firing due timers in (time, expiry before arrival, acceptance) order. */
+  private tick(now: Millis): BookEvent[] {
+    const target = Math.max(this.now, now);
+    const events: BookEvent[] = [];
+    for (;;) {
+      let best: { t: Millis; kind: number; rec: Rec } | null = null;
+      for (const o of this.orders) {
+        const cands: { t: Millis; kind: number }[] = [];
+        if (o.expiresAt <= target) cands.push({ t: o.expiresAt, kind: 0 });
+        if (o.state === 'scheduled' && o.startAt <= target) cands.push({ t: o.startAt, kind: 1 });
+        for (const c of cands) {
+          if (
+            best === null ||
+            c.t < best.t ||
+            (c.t === best.t &&
+              (c.kind < best.kind || (c.kind === best.kind && o.acceptSeq < best.rec.acceptSeq)))
+          ) {
+            best = { t: c.t, kind: c.kind, rec: o };
+          }
+        }
+      }
+      if (best === null) break;
+      const { t, kind, rec } = best;
+      if (t > this.now) this.now = t;
+      if (kind === 0) events.push(...this.expire(rec, t));
+      else {
+        const r = this.arrive(rec, t, false);
+        events.push(...r.events);
+      }
+    }
+    this.now = target;
+    return events;
+  }
+
+  private remove(rec: Rec): void {
+    this.orders = this.orders.filter((o) => o !== rec);
+  }
+
+  private expire(rec: Rec, t: Millis): BookEvent[] {
+    this.remove(rec);
+    if (!rec.flexMarket) {
+      return [
+        { type: 'cancelled', at: t, orderId: rec.id, reason: 'expired', nodes: rec.remaining },
+      ];
+    }
+    // D14: the remainder leaves the book and executes as a market buy.
+    const r = this.buyWalk(rec, t, 'market', false);
+    if ('reject' in r) {
+      return [
+        {
+          type: 'cancelled',
+          at: t,
+          orderId: rec.id,
+          reason:
+            r.reject === 'self_trade_prevented' ? 'self_trade_prevented' : 'insufficient_liquidity',
+          nodes: rec.remaining,
+        },
+      ];
+    }
+    return r.events;
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  advance(now: Millis): readonly BookEvent[] {
+    return this.tick(now);
+  }
+
+  cancel(orderId: string, now: Millis): CancelResult {
+    const events = this.tick(now);
+    const rec = this.orders.find((o) => o.id === orderId);
+    if (rec === undefined) return { ok: false, code: 'not_found', events };
+    this.remove(rec);
+    events.push({ type: 'cancelled', at: this.now, orderId, reason: 'user', nodes: rec.remaining });
+    return { ok: true, nodes: rec.remaining, events };
+  }
+
+  place(input: OrderInput, nowArg: Millis): PlaceResult {
+    const events = this.tick(nowArg);
+    const now = this.now;
+    const bad = (why: string): PlaceResult => reject('invalid_request', why, events);
+
+    // 1. invalid_request
+    if (typeof input.id !== 'string' || input.id === '') return bad('empty id');
+    if (this.orders.some((o) => o.id === input.id)) return bad('duplicate id');
+    if (!isInt(input.nodes, 1, MAX_NODES)) return bad('nodes');
+    if (!isInt(input.durationHours, 1, MAX_HOURS)) return bad('durationHours');
+    if (input.type === 'limit' && !isInt(input.limitPrice, 1, MAX_PRICE)) return bad('limitPrice');
+    if (input.type === 'market' && input.limitPrice !== undefined)
+      return bad('market with limitPrice');
+    if (input.side === 'sell' && input.type === 'market') return bad('market sell');
+    if (input.side === 'sell' && input.allowPartial === true) return bad('allowPartial on a sell');
+    if (input.side === 'sell' && input.flexibleWindowHours !== undefined)
+      return bad('flexible sell');
+    if (
+      input.flexibleWindowHours !== undefined &&
+      !isInt(input.flexibleWindowHours, 1, MAX_HOURS)
+    ) {
+      return bad('flexibleWindowHours');
+    }
+    if (input.side === 'sell' && (input.clusterId === undefined || input.clusterId === ''))
+      return bad('clusterId');
+    if (input.expiresAt !== undefined && !(input.expiresAt > now)) return bad('expiresAt');
+
+    const startAt = Math.max(input.startAt ?? now, now);
+    const gpus = input.nodes * 8;
+
+    // 2. limit orders: collar, then minimum value
+    if (input.type === 'limit') {
+      const p = input.limitPrice as number;
+      if (!inCollar(p, this.reference2()))
+        return reject('price_out_of_collar', 'price out of collar', events);
+      if (gpus * input.durationHours * p < MIN_VALUE)
+        return reject('order_value_too_low', 'value too low', events);
+    }
+
+    // 3. flexible buy without a limit price: R first
+    const flexMarket =
+      input.side === 'buy' && input.type === 'market' && input.flexibleWindowHours !== undefined;
+    let R: Cents | null = null;
+    if (flexMarket) {
+      R = this.estimate(
+        {
+          nodes: input.nodes,
+          durationHours: input.durationHours,
+          accountId: input.accountId,
+          orgId: input.orgId,
+        },
+        now,
+      ).estimatedPrice;
+      if (R !== null && gpus * input.durationHours * R < MIN_VALUE) {
+        return reject('order_value_too_low', 'value too low', events);
+      }
+    }
+
+    const windowEnd = startAt + input.durationHours * HOUR;
+    let expiresAt: Millis;
+    if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
+    else if (input.side === 'sell') expiresAt = windowEnd;
+    else if (input.flexibleWindowHours !== undefined)
+      expiresAt = startAt + input.flexibleWindowHours * HOUR;
+    else if (input.type === 'limit') expiresAt = now + 24 * HOUR;
+    else expiresAt = Infinity;
+
+    const rec: Rec = {
+      input,
+      id: input.id,
+      side: input.side,
+      market: input.type === 'market',
+      flexMarket,
+      allowPartial: input.side === 'buy' && input.allowPartial === true,
+      accountId: input.accountId,
+      orgId: input.orgId,
+      durationHours: input.durationHours,
+      clusterId: input.clusterId ?? '',
+      acceptedAt: now,
+      acceptSeq: 0,
+      startAt,
+      expiresAt,
+      windowEnd,
+      price: input.type === 'limit' ? (input.limitPrice as number) : R,
+      remaining: input.nodes,
+      state: 'scheduled',
+      seq: 0,
+    };
+    const withR = (r: PlaceResult): PlaceResult =>
+      r.ok && flexMarket && R !== null ? { ...r, referencePrice: R } : r;
+
+    if (startAt > now) {
+      (rec as { acceptSeq: number }).acceptSeq = this.nextAcceptSeq++;
+      this.orders.push(rec);
+      return withR({ ok: true, state: 'scheduled', filledNodes: 0, events });
+    }
+
+    // 4. arrival now
+    const arrived = this.arrive(rec, now, true);
+    if (arrived.reject !== undefined) {
+      return reject(
+        arrived.reject.reject,
+        arrived.reject.reject,
+        events,
+        arrived.reject.missingGpus,
+      );
+    }
+    events.push(...arrived.events);
+    return withR({ ok: true, state: arrived.state, filledNodes: arrived.filled, events });
+  }
+
+  // ---------------------------------------------------------------- arrival
+
+  /**
+   * The arrival of `rec` at time t. On acceptance (`atPlace`) a rejection is
+   * returned as such and leaves no trace; for a scheduled order it is turned
+   * into a `cancelled` event.
+   */
+  private arrive(
+    rec: Rec,
+    t: Millis,
+    atPlace: boolean,
+  ): {
+    reject?: Reject;
+    events: BookEvent[];
+    filled: number;
+    state: 'resting' | 'scheduled' | 'filled' | 'cancelled';
+  } {
+    const wasKnown = this.orders.includes(rec);
+    if (wasKnown) this.remove(rec);
+    const accept = (): void => {
+      if (!wasKnown) (rec as { acceptSeq: number }).acceptSeq = this.nextAcceptSeq++;
+    };
+    const before = rec.remaining;
+
+    // A flexible buy without R waits unseen.
+    if (rec.flexMarket && rec.price === null) {
+      accept();
+      rec.state = 'unseen';
+      this.orders.push(rec);
+      return { events: [], filled: 0, state: 'scheduled' };
+    }
+
+    // A flexible buy with R arrives as a limit buy at R (D14).
+    const atMarket = rec.market && !rec.flexMarket;
+    const r =
+      rec.side === 'buy'
+        ? this.buyWalk(rec, t, atMarket ? 'market' : 'limit', atPlace && atMarket)
+        : this.sellWalk(rec, t);
+    if ('reject' in r) {
+      if (atPlace) return { reject: r, events: [], filled: 0, state: 'cancelled' };
+      const reason =
+        r.reject === 'self_trade_prevented' ? 'self_trade_prevented' : 'insufficient_liquidity';
+      return {
+        events: [{ type: 'cancelled', at: t, orderId: rec.id, reason, nodes: rec.remaining }],
+        filled: 0,
+        state: 'cancelled',
+      };
+    }
+    accept();
+    const filled = before - rec.remaining;
+    let state: 'resting' | 'filled' | 'cancelled';
+    if (rec.remaining === 0) state = 'filled';
+    else if (rec.state === 'resting') state = 'resting';
+    else state = 'cancelled';
+    return { events: r.events, filled, state };
+  }
+
+  private rest(rec: Rec, t: Millis): BookEvent {
+    rec.state = 'resting';
+    rec.seq = this.nextSeq++;
+    this.orders.push(rec);
+    return {
+      type: 'rested',
+      at: t,
+      orderId: rec.id,
+      price: rec.price as number,
+      nodes: rec.remaining,
+    };
+  }
+
+  private recordTrade(fills: Fill[], t: Millis): void {
+    const last = fills[fills.length - 1];
+    if (last !== undefined) this.last = { price: last.price, gpus: last.nodes * 8, at: t };
+  }
+
+  /**
+   * Arrival of buy B (not in `orders`). `mode` market: asks inside the collar;
+   * limit: asks at or below B's price (limit or R). `checkValue`: D16 for a
+   * market buy that executes at once.
+   */
+  private buyWalk(
+    B: Rec,
+    t: Millis,
+    mode: 'market' | 'limit',
+    checkValue: boolean,
+  ): Reject | { events: BookEvent[] } {
+    const r2 = mode === 'market' ? this.reference2() : null;
+    const compatible = (a: Rec): boolean =>
+      (mode === 'market'
+        ? inCollar(a.price as number, r2)
+        : (a.price as number) <= (B.price as number)) && fits(a, B.durationHours, t);
+    const need = B.remaining;
+    const taken: Rec[] = [];
+    let acc = 0;
+    for (const a of this.asks()) {
+      if (!compatible(a)) continue;
+      if (sameParty(a, B) && acc < need) return { reject: 'self_trade_prevented' };
+      acc += a.remaining;
+      taken.push(a);
+      if (acc >= need) break;
+    }
+    if ((!B.allowPartial && acc < need) || (B.allowPartial && acc === 0)) {
+      if (mode === 'market')
+        return { reject: 'insufficient_liquidity', missingGpus: (need - acc) * 8 };
+      return { events: [this.rest(B, t)] };
+    }
+    // One matching step.
+    let left = Math.min(acc, need);
+    const plan: { a: Rec; n: number }[] = [];
+    for (const a of taken) {
+      if (left === 0) break;
+      const n = Math.min(left, a.remaining);
+      plan.push({ a, n });
+      left -= n;
+    }
+    if (checkValue) {
+      const cost = plan.reduce((s, p) => s + p.n * 8 * B.durationHours * (p.a.price as number), 0);
+      if (cost < MIN_VALUE) return { reject: 'order_value_too_low' };
+    }
+    const fills: Fill[] = [];
+    for (const { a, n } of plan) {
+      a.remaining -= n;
+      if (a.remaining === 0) this.remove(a);
+      fills.push({
+        sellOrderId: a.id,
+        clusterId: a.clusterId,
+        nodes: n,
+        price: a.price as number,
+        sellRemaining: a.remaining,
+      });
+      B.remaining -= n;
+    }
+    this.recordTrade(fills, t);
+    const events: BookEvent[] = [
+      { type: 'matched', at: t, buyOrderId: B.id, fills, buyRemaining: B.remaining },
+    ];
+    if (B.remaining > 0) {
+      if (mode === 'market') {
+        events.push({
+          type: 'cancelled',
+          at: t,
+          orderId: B.id,
+          reason: 'insufficient_liquidity',
+          nodes: B.remaining,
+        });
+      } else {
+        events.push(this.rest(B, t));
+      }
+    }
+    return { events };
+  }
+
+  /** Arrival of sell S (not in `orders`): D9's walk over the bids, D17 checked over the whole walk first. */
+  private sellWalk(S: Rec, t: Millis): Reject | { events: BookEvent[] } {
+    const sp = S.price as number;
+    // Simulate on copies of the remaining quantities.
+    const rem = new Map<Rec, number>();
+    for (const o of this.orders) rem.set(o, o.remaining);
+    rem.set(S, S.remaining);
+    const get = (o: Rec): number => rem.get(o) as number;
+    const restingAsks = this.asks();
+    const steps: { B: Rec; plan: { a: Rec; n: number }[] }[] = [];
+    for (const B of this.bids()) {
+      if (get(S) === 0) break;
+      const bp = B.price as number;
+      if (!(bp >= sp && fits(S, B.durationHours, t))) continue;
+      if (sameParty(B, S)) return { reject: 'self_trade_prevented' };
+      if (B.allowPartial) {
+        const n = Math.min(get(B), get(S));
+        rem.set(B, get(B) - n);
+        rem.set(S, get(S) - n);
+        steps.push({ B, plan: [{ a: S, n }] });
+        continue;
+      }
+      // All-or-nothing: usable liquidity in ask priority, S after every resting ask of price ≤ S's.
+      const usable: Rec[] = [];
+      let placedS = false;
+      for (const a of restingAsks) {
+        if (!placedS && (a.price as number) > sp) {
+          usable.push(S);
+          placedS = true;
+        }
+        if (
+          (a.price as number) <= bp &&
+          fits(a, B.durationHours, t) &&
+          !sameParty(a, B) &&
+          get(a) > 0
+        )
+          usable.push(a);
+      }
+      if (!placedS) usable.push(S);
+      const total = usable.reduce((s, a) => s + get(a), 0);
+      if (total < get(B)) continue; // passed over, keeps its place
+      let left = get(B);
+      const plan: { a: Rec; n: number }[] = [];
+      for (const a of usable) {
+        if (left === 0) break;
+        const n = Math.min(left, get(a));
+        if (n === 0) continue;
+        plan.push({ a, n });
+        rem.set(a, get(a) - n);
+        left -= n;
+      }
+      rem.set(B, 0);
+      steps.push({ B, plan });
+    }
+    // Commit.
+    const events: BookEvent[] = [];
+    for (const { B, plan } of steps) {
+      const fills: Fill[] = [];
+      let filled = 0;
+      for (const { a, n } of plan) {
+        a.remaining -= n;
+        filled += n;
+        fills.push({
+          sellOrderId: a.id,
+          clusterId: a.clusterId,
+          nodes: n,
+          price: a.price as number,
+          sellRemaining: a.remaining,
+        });
+        if (a !== S && a.remaining === 0) this.remove(a);
+      }
+      B.remaining -= filled;
+      if (B.remaining === 0) this.remove(B);
+      this.recordTrade(fills, t);
+      events.push({ type: 'matched', at: t, buyOrderId: B.id, fills, buyRemaining: B.remaining });
+    }
+    if (S.remaining > 0) events.push(this.rest(S, t));
+    return { events };
+  }
+}
