@@ -4,7 +4,8 @@
 // Seeded and reproducible:
 //   GPUX_PROP_SEED   fast-check seed (default 424242); a failure prints its seed
 //                    and path, and the shrunk command sequence.
-//   GPUX_PROP_RUNS   sequences per property (default 1000, 40–80 commands each).
+//   GPUX_PROP_RUNS   sequences (default 1000, 40–80 commands each, from
+//                    testing/command-generator.ts); the restore property runs half.
 //
 // The long run is one command, from the repository root:
 //   npm run test:props:long            (GPUX_PROP_RUNS=20000)

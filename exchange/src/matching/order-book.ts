@@ -1,6 +1,8 @@
 // The fast order book: one per (gpu_type, zone), one writer. The rules it
 // implements are written down in docs/matching.md; comments cite spec rules
 // ("rule N") and decisions ("DN").
+import { COLLAR_PERCENT, GPUS_PER_NODE, HOUR_MS, MIN_ORDER_VALUE_CENTS } from '@gpux/shared';
+
 import { BookSide } from './book-side.js';
 import { DONE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
 import type { RecState } from './order-rec.js';
@@ -26,11 +28,12 @@ import type {
 } from './types.js';
 import { validateOrderInput } from './validate.js';
 
-const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-const GPUS_PER_NODE = 8;
 /** D16: $10 in cents. */
-const MIN_ORDER_VALUE = 1000;
+const MIN_ORDER_VALUE = MIN_ORDER_VALUE_CENTS;
+/** D15: the collar is [r × COLLAR_LO / 100, r × COLLAR_HI / 100]. */
+const COLLAR_LO = 100 - COLLAR_PERCENT;
+const COLLAR_HI = 100 + COLLAR_PERCENT;
 
 export class OrderBook implements Book {
   private readonly bids = new BookSide(true);
@@ -597,16 +600,17 @@ export class OrderBook implements Book {
   private collar(): void {
     if (this.last !== null) {
       const r = this.last.price;
-      this.bandLo = Math.ceil(r / 2);
-      this.bandHi = Math.floor((3 * r) / 2);
+      this.bandLo = Math.ceil((r * COLLAR_LO) / 100);
+      this.bandHi = Math.floor((r * COLLAR_HI) / 100);
       return;
     }
     const bid = this.bids.best();
     const ask = this.asks.best();
     if (bid !== undefined && ask !== undefined) {
+      // The mid may be a half cent: work on twice it, exactly.
       const twiceMid = bid.price + ask.price;
-      this.bandLo = Math.ceil(twiceMid / 4);
-      this.bandHi = Math.floor((3 * twiceMid) / 4);
+      this.bandLo = Math.ceil((twiceMid * COLLAR_LO) / 200);
+      this.bandHi = Math.floor((twiceMid * COLLAR_HI) / 200);
       return;
     }
     this.bandLo = -Infinity;

@@ -1,3 +1,5 @@
+import { HOUR_MS } from '@gpux/shared';
+
 import type { PriceLevel } from './price-level.js';
 import type { Cents, Millis, OrderInput } from './types.js';
 
@@ -55,7 +57,7 @@ export class OrderRec {
     this.orgId = input.orgId;
     this.nodes = input.nodes;
     this.durationHours = input.durationHours;
-    this.durationMs = input.durationHours * 3_600_000;
+    this.durationMs = input.durationHours * HOUR_MS;
     this.allowPartial = input.allowPartial === true;
     this.windowEnd = this.isBuy ? Infinity : startAt + this.durationMs;
     this.clusterId = input.clusterId ?? '';

@@ -1,7 +1,8 @@
 // The matching engine's vocabulary. Rules: docs/matching.md.
 
-/** Integer cents (per GPU per hour for prices), D1. */
-export type Cents = number;
+import type { Cents } from '@gpux/shared';
+
+export type { Cents };
 /** Milliseconds since the epoch. The engine never reads a clock. */
 export type Millis = number;
 

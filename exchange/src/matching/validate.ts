@@ -1,8 +1,10 @@
+import { MAX_DURATION_HOURS } from '@gpux/shared';
+
 import type { OrderRec } from './order-rec.js';
 import type { Millis, OrderInput } from './types.js';
 
 const MAX_NODES = 10_000;
-const MAX_HOURS = 720;
+const MAX_HOURS = MAX_DURATION_HOURS;
 /** $1,000,000 per GPU-hour: far above any real price, far below 2^53 in every product. */
 const MAX_PRICE_CENTS = 100_000_000;
 
