@@ -42,7 +42,7 @@ export function validateOrderInput(
   }
   if (o.side === 'sell') {
     if (o.type !== 'limit') return 'sell orders are limit orders (D6)';
-    if (o.allowPartial !== undefined) return 'allow_partial applies to buy orders only';
+    if (o.allowPartial === true) return 'allow_partial applies to buy orders only';
     if (o.flexibleWindowHours !== undefined)
       return 'flexible_window_hours applies to buy orders only';
     if (!nonEmpty(o.clusterId)) return 'sell orders name the cluster whose nodes they offer';
