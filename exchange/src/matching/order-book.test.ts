@@ -100,25 +100,22 @@ describe('validation (docs/matching.md "Validation"): invalid_request', () => {
     expect(book.openOrders()).toEqual([]);
   });
 
-  it('rejects the id of an order still open in the book', () => {
+  it('throws on the id of an order still open: the caller keeps ids unique', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[limitBuy('b1', 1, 100), 0]]);
-    // when
-    const r = book.place(limitBuy('b1', 2, 101), at(1));
-    // then
-    expectRejected(r, 'invalid_request');
-    expect(book.snapshot(10)).toEqual(snap({ bids: [level(100, 8, 1)], bestBid: 100 }));
+    // when / then
+    expect(() => book.place(limitBuy('b1', 2, 99), at(1))).toThrow(/already open/);
   });
 
-  it('rejects the id of a scheduled order (still open)', () => {
+  it('throws on the id of a scheduled order before changing the book', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[limitBuy('b1', 1, 100, { startAt: at(5) }), 0]]);
-    // when
-    const r = book.place(limitBuy('b1', 1, 100), at(1));
-    // then
-    expectRejected(r, 'invalid_request');
+    // when / then
+    expect(() => book.place(limitBuy('b1', 1, 100, { startAt: at(6) }), at(1))).toThrow(
+      /already open/,
+    );
     expect(book.snapshot(10)).toEqual(EMPTY);
   });
 

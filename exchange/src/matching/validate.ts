@@ -1,6 +1,5 @@
 import { MAX_DURATION_HOURS } from '@gpux/shared';
 
-import type { OrderRec } from './order-rec.js';
 import type { Millis, OrderInput } from './types.js';
 
 const MAX_NODES = 10_000;
@@ -21,13 +20,8 @@ function nonEmpty(x: unknown): boolean {
  * requests with its schema first; this keeps the book consistent whatever
  * calls it. Returns a message, or null when the order is well formed.
  */
-export function validateOrderInput(
-  o: OrderInput,
-  now: Millis,
-  open: ReadonlyMap<string, OrderRec>,
-): string | null {
+export function validateOrderInput(o: OrderInput, now: Millis): string | null {
   if (!nonEmpty(o.id)) return 'id is required';
-  if (open.has(o.id)) return `order ${o.id} is already open`;
   if (o.side !== 'buy' && o.side !== 'sell') return 'side must be buy or sell';
   if (o.type !== 'market' && o.type !== 'limit') return 'order_type must be market or limit';
   if (!nonEmpty(o.accountId) || !nonEmpty(o.orgId)) return 'account and organization are required';

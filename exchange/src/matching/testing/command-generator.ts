@@ -45,15 +45,7 @@ interface RawPlace {
   readonly cluster: number;
   /** Rarely: one deliberately invalid field. */
   readonly invalid:
-    | 'none'
-    | 'nodes0'
-    | 'hours0'
-    | 'marketSell'
-    | 'partialSell'
-    | 'noCluster'
-    | 'expired'
-    /** The id of the previous order: invalid only while that one is still open. */
-    | 'dupId';
+    'none' | 'nodes0' | 'hours0' | 'marketSell' | 'partialSell' | 'noCluster' | 'expired';
 }
 
 type Raw =
@@ -174,8 +166,6 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
             'partialSell',
             'noCluster',
             'expired',
-            'dupId',
-            'dupId',
           ),
         },
       ),
@@ -236,7 +226,7 @@ const rawArb = (p: Profile): fc.Arbitrary<Raw> =>
     },
   );
 
-function toInput(r: RawPlace, id: string, previousId: string | undefined, now: Millis): OrderInput {
+function toInput(r: RawPlace, id: string, now: Millis): OrderInput {
   const who = ACCOUNTS[r.account] ?? { accountId: 'a1', orgId: 'org-a' };
   const isBuy = r.side === 'buy';
   const limit = !(isBuy && r.market);
@@ -283,9 +273,6 @@ function toInput(r: RawPlace, id: string, previousId: string | undefined, now: M
     case 'expired':
       input.expiresAt = now - (r.expiresIn ?? 0);
       break;
-    case 'dupId':
-      if (previousId !== undefined) input.id = previousId;
-      break;
   }
   return input;
 }
@@ -303,7 +290,7 @@ export function toCommands(raws: readonly Raw[]): Command[] {
     switch (r.kind) {
       case 'place': {
         const id = `o${++n}`;
-        out.push({ kind: 'place', now, input: toInput(r, id, ids[ids.length - 1], now) });
+        out.push({ kind: 'place', now, input: toInput(r, id, now) });
         ids.push(id);
         break;
       }

@@ -430,7 +430,7 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
       expect(book.place(o, T0)).toMatchObject({ ok: false, code: 'invalid_request' });
     };
     bad(buy('', 1, 130));
-    bad(buy('b', 1, 130));
+    expect(() => book.place(buy('b', 1, 130), T0)).toThrow(/already open/);
     bad(buy('n0', 0, 130));
     bad(buy('n', 10_001, 130));
     bad(buy('d', 1, 130, { durationHours: 721 }));

@@ -307,7 +307,8 @@ export class NaiveBook implements Book {
 
     // 1. invalid_request
     if (typeof input.id !== 'string' || input.id === '') return bad('empty id');
-    if (this.orders.some((o) => o.id === input.id)) return bad('duplicate id');
+    if (this.orders.some((o) => o.id === input.id))
+      throw new Error(`order id ${input.id} is already open`);
     if (!isInt(input.nodes, 1, MAX_NODES)) return bad('nodes');
     if (!isInt(input.durationHours, 1, MAX_HOURS)) return bad('durationHours');
     if (input.type === 'limit' && !isInt(input.limitPrice, 1, MAX_PRICE)) return bad('limitPrice');
