@@ -21,3 +21,5 @@ export type {
   RejectCode,
   Side,
 } from './types.js';
+export { leaseGroups } from './lease-groups.js';
+export type { LeaseGroup } from './lease-groups.js';
