@@ -9,38 +9,34 @@ describe('MatchingEngine: one book per (gpu_type, zone)', () => {
   it('keeps books apart: an ask in one zone does not fill a bid in another', () => {
     // given
     const engine = new MatchingEngine();
-    engine
-      .book('h100', 'us-west-1')
-      .place(
-        {
-          id: 's1',
-          side: 'sell',
-          type: 'limit',
-          accountId: 'p',
-          orgId: 'P',
-          nodes: 1,
-          durationHours: 24,
-          limitPrice: 200,
-          clusterId: 'c1',
-        },
-        T0,
-      );
+    engine.book('h100', 'us-west-1').place(
+      {
+        id: 's1',
+        side: 'sell',
+        type: 'limit',
+        accountId: 'p',
+        orgId: 'P',
+        nodes: 1,
+        durationHours: 24,
+        limitPrice: 200,
+        clusterId: 'c1',
+      },
+      T0,
+    );
     // when
-    const r = engine
-      .book('h100', 'eu-west-1')
-      .place(
-        {
-          id: 'b1',
-          side: 'buy',
-          type: 'limit',
-          accountId: 'c',
-          orgId: 'C',
-          nodes: 1,
-          durationHours: 1,
-          limitPrice: 250,
-        },
-        T0,
-      );
+    const r = engine.book('h100', 'eu-west-1').place(
+      {
+        id: 'b1',
+        side: 'buy',
+        type: 'limit',
+        accountId: 'c',
+        orgId: 'C',
+        nodes: 1,
+        durationHours: 1,
+        limitPrice: 250,
+      },
+      T0,
+    );
     // then
     expect(r).toMatchObject({ ok: true, state: 'resting' });
     expect(engine.book('h100', 'us-west-1').snapshot(5).bestAsk).toBe(200);

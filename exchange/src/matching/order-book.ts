@@ -4,7 +4,7 @@
 import { COLLAR_PERCENT, GPUS_PER_NODE, HOUR_MS, MIN_ORDER_VALUE_CENTS } from '@gpux/shared';
 
 import { BookSide } from './book-side.js';
-import { DONE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
+import { DONE, NO_PRICE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
 import type { RecState } from './order-rec.js';
 import { Plan } from './plan.js';
 import { roundHalfEvenDiv } from './rounding.js';
@@ -86,7 +86,7 @@ export class OrderBook implements Book {
     else if (isLimit) expiresAt = t + DAY_MS;
     else expiresAt = Infinity;
 
-    let price = NaN;
+    let price = NO_PRICE;
     let referencePrice: Cents | undefined;
     if (isLimit) {
       price = input.limitPrice as Cents;
@@ -268,7 +268,7 @@ export class OrderBook implements Book {
         oo.acceptSeq,
         oo.startAt,
         oo.expiresAt,
-        oo.price ?? NaN,
+        oo.price ?? NO_PRICE,
         oo.remaining,
       );
       book.open.set(o.id, o);
@@ -361,7 +361,7 @@ export class OrderBook implements Book {
   private arrive(o: OrderRec, t: Millis, immediate: boolean): RejectCode | null {
     if (!o.isBuy) return this.arriveSell(o, t);
     if (o.isMarket) return this.executeMarket(o, t, immediate);
-    if (Number.isNaN(o.price)) {
+    if (o.price === NO_PRICE) {
       o.state = UNSEEN; // D14 without a reference price: waits for its window's end
       return null;
     }
@@ -671,6 +671,6 @@ function openOrderOf(o: OrderRec): OpenOrder {
     acceptSeq: o.acceptSeq,
     startAt: o.startAt,
     expiresAt: o.expiresAt,
-    price: Number.isNaN(o.price) ? null : o.price,
+    price: o.price === NO_PRICE ? null : o.price,
   };
 }

@@ -8,6 +8,11 @@ export const RESTING = 1;
 /** A flexible buy without a reference price, waiting for its window's end (D14). */
 export const UNSEEN = 2;
 export const DONE = 3;
+/**
+ * No price (a market buy, a flexible buy without R). Not NaN: one double in
+ * the field would make V8 box every order's price as a heap number.
+ */
+export const NO_PRICE = -1;
 export type RecState = typeof SCHEDULED | typeof RESTING | typeof UNSEEN | typeof DONE;
 
 /**
@@ -17,7 +22,7 @@ export type RecState = typeof SCHEDULED | typeof RESTING | typeof UNSEEN | typeo
  */
 export class OrderRec {
   remaining: number;
-  /** Resting price: the limit price, R for a flexible buy without one, NaN for a market buy. */
+  /** Resting price: the limit price, R for a flexible buy without one, else NO_PRICE. */
   price: Cents;
   state: RecState = SCHEDULED;
   level: PriceLevel | null = null;
