@@ -2543,4 +2543,20 @@ describe('restore', () => {
       cancelled(at(24), 'b9', 'expired', 1),
     ]);
   });
+
+  it('D12: expiries still fire on time after the timers of thousands of done orders are dropped', () => {
+    // given: one resting bid, then 3,000 sells each bought at once: their
+    // window-end timers outlive them and make the book clean up its timers
+    const book = new OrderBook();
+    place(book, limitBuy('keep', 1, 90), at(0));
+    for (let i = 0; i < 3000; i++) {
+      place(book, sell(`s${i}`, 1, 100), at(1));
+      place(book, limitBuy(`b${i}`, 1, 100), at(1));
+    }
+    // when: time passes past the bid's expiry and the sells' windows
+    const events = book.advance(at(100));
+    // then: only the live order's expiry fires, at its time
+    expect(events).toEqual([cancelled(at(24), 'keep', 'expired', 1)]);
+    expect(book.openOrders()).toEqual([]);
+  });
 });

@@ -329,6 +329,9 @@ export class OrderBook implements Book {
       }
     }
     this.now = target;
+    // Every open order has at most two entries (arrival, expiry): past four
+    // per open order, at least half are dead.
+    if (timers.size > 4 * this.open.size + 1024) timers.dropDone(isDone);
   }
 
   /** D14: at the window's end a flexible buy without a limit executes at market. */
@@ -644,6 +647,10 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
 
 function reject(code: RejectCode, message: string, events: BookEvent[]): PlaceResult {
   return { ok: false, code, message, events };
+}
+
+function isDone(o: OrderRec): boolean {
+  return o.state === DONE;
 }
 
 function stateOf(o: OrderRec): 'resting' | 'scheduled' | 'filled' | 'cancelled' {

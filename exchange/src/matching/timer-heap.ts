@@ -40,13 +40,18 @@ export class TimerHeap {
   /** Remove the first entry; the caller read it with first*(). */
   pop(): void {
     const { times, kinds, orders } = this;
+    if (times.length === 0) return;
     const last = times.length - 1;
     this.swap(0, last);
     times.pop();
     kinds.pop();
     orders.pop();
-    let i = 0;
-    const n = times.length;
+    this.siftDown(0);
+  }
+
+  private siftDown(start: number): void {
+    let i = start;
+    const n = this.times.length;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;
@@ -56,6 +61,27 @@ export class TimerHeap {
       this.swap(c, i);
       i = c;
     }
+  }
+
+  /**
+   * Drop the entries of orders that are done. Done orders stay referenced
+   * here until their due time (a filled sell's expiry may be 30 days away),
+   * which would keep them alive for the garbage collector; the book calls
+   * this when most entries are dead, so the O(n) rebuild is amortized O(1).
+   */
+  dropDone(isDone: (o: OrderRec) => boolean): void {
+    const { times, kinds, orders } = this;
+    let n = 0;
+    for (let i = 0; i < times.length; i++) {
+      const o = orders[i] as OrderRec;
+      if (isDone(o)) continue;
+      times[n] = times[i] as number;
+      kinds[n] = kinds[i] as number;
+      orders[n] = o;
+      n++;
+    }
+    times.length = kinds.length = orders.length = n;
+    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
 
   firstKind(): number {
