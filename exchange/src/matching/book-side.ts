@@ -60,7 +60,8 @@ export class BookSide {
       levels.push(level);
       return;
     }
-    // First index whose level is worse than... keep order: worst first, best last.
+    // Binary search for the first level the new one is not better than:
+    // the array runs worst to best.
     let lo = 0;
     let hi = n;
     while (lo < hi) {

@@ -57,13 +57,20 @@ function clean(v: unknown): unknown {
 }
 
 /**
- * openOrders, with acceptSeq replaced by its rank when `byRank`: after a restore
- * only the relative order of acceptSeq is fixed by the doc (it breaks timer ties).
+ * openOrders, with acceptSeq and seq replaced by their ranks when `byRank`:
+ * after a restore only their relative order is fixed by the doc.
  */
 function normOpen(list: OpenOrder[], byRank: boolean): unknown {
   if (!byRank) return clean(list);
   const ranks = [...list.map((o) => o.acceptSeq)].sort((a, b) => a - b);
-  return clean(list.map((o) => ({ ...o, acceptSeq: ranks.indexOf(o.acceptSeq) })));
+  const seqRanks = list.flatMap((o) => (o.seq === null ? [] : [o.seq])).sort((a, b) => a - b);
+  return clean(
+    list.map((o) => ({
+      ...o,
+      acceptSeq: ranks.indexOf(o.acceptSeq),
+      seq: o.seq === null ? null : seqRanks.indexOf(o.seq),
+    })),
+  );
 }
 
 /** Deep equality, cheap when it holds; vitest's diff when it does not. */
@@ -295,7 +302,8 @@ class Auditor {
         .filter(
           (a) =>
             (a.price as number) <= (b.price as number) &&
-            b.input.durationHours * HOUR <= a.startAt + a.input.durationHours * HOUR - t &&
+            b.input.durationHours * HOUR <=
+              (a.input.startAt ?? a.acceptedAt) + a.input.durationHours * HOUR - t &&
             a.input.accountId !== b.input.accountId &&
             a.input.orgId !== b.input.orgId,
         )

@@ -526,8 +526,8 @@ describe('D6: sells are limit orders over a window; a buy must fit what is left 
     );
   });
 
-  it('D6 / D13: a startAt in the past counts as now (the window starts now)', () => {
-    // given: a 10 h sell whose startAt is 5 h in the past
+  it('D6: a sell whose startAt is past rests now, but its window does not slide', () => {
+    // given: a 10 h sell whose startAt is 5 h in the past: 5 h are left
     const book = new OrderBook();
     const s = place(book, sell('s1', 1, 100, { durationHours: 10, startAt: at(-5) }), at(0));
     expect(s).toEqual({
@@ -536,14 +536,36 @@ describe('D6: sells are limit orders over a window; a buy must fit what is left 
       filledNodes: 0,
       events: [rested(at(0), 's1', 100, 1)],
     });
-    // when: a 10 h buy, which fits only if the window ends at T0 + 10 h
-    const r = book.place(limitBuy('b1', 1, 100, { durationHours: 10 }), at(0));
+    // when: a 6 h buy (does not fit), then a 5 h buy (fits exactly)
+    const long = book.place(limitBuy('b1', 1, 100, { durationHours: 6 }), at(0));
+    const fitting = book.place(limitBuy('b2', 1, 100, { durationHours: 5 }), at(0));
     // then
-    expect(r).toMatchObject({
+    expect(long).toMatchObject({ ok: true, state: 'resting' });
+    expect(fitting).toMatchObject({
       ok: true,
       state: 'filled',
-      events: [matched(at(0), 'b1', [fill('s1', 1, 100, 0)], 0)],
+      events: [matched(at(0), 'b2', [fill('s1', 1, 100, 0)], 0)],
     });
+  });
+
+  it('D6: a sell whose window leaves less than the shortest lease (1 h) is invalid', () => {
+    // given
+    const book = new OrderBook();
+    // when: 10 h window that started 9.5 h ago
+    const r = book.place(sell('s1', 1, 200, { durationHours: 10, startAt: at(-9.5) }), at(0));
+    // then
+    expectRejected(r, 'invalid_request');
+    expect(book.snapshot(10)).toEqual(EMPTY);
+  });
+
+  it('D13: a buy whose startAt is past starts now', () => {
+    // given: a 10 h sell from now
+    const book = new OrderBook();
+    givenOrders(book, [[sell('s1', 1, 100, { durationHours: 10 }), 0]]);
+    // when: a 10 h buy that says it started 5 h ago
+    const r = book.place(limitBuy('b1', 1, 100, { durationHours: 10, startAt: at(-5) }), at(0));
+    // then: the lease runs from now, so it fits
+    expect(r).toMatchObject({ ok: true, state: 'filled' });
   });
 });
 
@@ -1039,25 +1061,37 @@ describe('D12: expiry', () => {
     expect(events).toEqual([cancelled(at(24), 'b1', 'expired', 2)]);
   });
 
-  it('D12: a sell expires at the end of its window', () => {
+  it('D12: a sell expires once its window cannot hold the shortest lease (end − 1 h)', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[sell('s1', 2, 100, { durationHours: 10 }), 0]]);
     // when
+    const before = book.advance(at(9) - 1);
     const events = book.advance(at(10));
     // then
-    expect(events).toEqual([cancelled(at(10), 's1', 'expired', 2)]);
+    expect(before).toEqual([]);
+    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 2)]);
     expect(book.snapshot(10)).toEqual(EMPTY);
   });
 
-  it('D12 / D13: a scheduled sell arrives at startAt and expires at startAt + window', () => {
+  it('D12: a sell with an expiresAt after its last hour still leaves at end − 1 h', () => {
+    // given: a resale-like sell whose available_until is past its window
+    const book = new OrderBook();
+    givenOrders(book, [[sell('s1', 1, 100, { durationHours: 10, expiresAt: at(20) }), 0]]);
+    // when
+    const events = book.advance(at(20));
+    // then
+    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 1)]);
+  });
+
+  it('D12 / D13: a scheduled sell arrives at startAt and expires at startAt + window − 1 h', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[sell('s1', 1, 100, { durationHours: 10, startAt: at(2) }), 0]]);
     // when
     const events = book.advance(at(13));
     // then
-    expect(events).toEqual([rested(at(2), 's1', 100, 1), cancelled(at(12), 's1', 'expired', 1)]);
+    expect(events).toEqual([rested(at(2), 's1', 100, 1), cancelled(at(11), 's1', 'expired', 1)]);
   });
 
   it('D12: an explicit expiresAt overrides the default (limit buy)', () => {
@@ -1127,7 +1161,7 @@ describe('D12: expiry', () => {
     // when
     const events = book.advance(at(10));
     // then
-    expect(events).toEqual([cancelled(at(10), 's1', 'expired', 2)]);
+    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 2)]);
   });
 
   it('Time: a rejected order still reports the timers that fired before it was looked at', () => {
@@ -1742,7 +1776,7 @@ describe('D16: minimum order value 1000 cents', () => {
     expect(r).toMatchObject({ ok: false, code: 'insufficient_liquidity', missingGpus: 8 });
   });
 
-  it('D16: a scheduled market buy is not value-checked when it executes', () => {
+  it('D16: a scheduled market buy is checked on its fills when it executes, and cancelled below $10', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [
@@ -1751,8 +1785,22 @@ describe('D16: minimum order value 1000 cents', () => {
     ]);
     // when
     const events = book.advance(at(1));
+    // then: 8 GPUs × 1 h × 124 c = 992 c < $10: cancelled, nothing fills
+    expect(events).toEqual([cancelled(at(1), 'b1', 'order_value_too_low', 1)]);
+    expect(book.snapshot(10).asks).toEqual([level(124, 8, 1)]);
+  });
+
+  it('D16: a flexible buy without R is checked on its fills at its market step', () => {
+    // given: an empty book when the flexible buy arrives (no R), then a cheap ask
+    const book = new OrderBook();
+    givenOrders(book, [
+      [marketBuy('b1', 1, { durationHours: 1, flexibleWindowHours: 2 }), 0],
+      [sell('s1', 1, 124), 1],
+    ]);
+    // when: its window ends
+    const events = book.advance(at(2));
     // then
-    expect(events).toEqual([matched(at(1), 'b1', [fill('s1', 1, 124, 0)], 0)]);
+    expect(events).toEqual([cancelled(at(2), 'b1', 'order_value_too_low', 1)]);
   });
 });
 
@@ -1896,7 +1944,7 @@ describe('D17: wash trades (same account or same organisation)', () => {
     );
   });
 
-  it('D17: an own-org AON bid met during the walk rejects the sell even if the sell could not fill it', () => {
+  it('D17: an own-org AON bid the sell could not help fill is passed over: the sell trades on', () => {
     // given: own-org AON 3 @110, foreign 1 @100
     const book = new OrderBook();
     givenOrders(book, [
@@ -1905,11 +1953,32 @@ describe('D17: wash trades (same account or same organisation)', () => {
     ]);
     // when: 1 node of org-B at 100
     const r = book.place(sell('s1', 1, 100, orgB('acct-s1')), at(1));
-    // then
-    expect(r).toMatchObject({ ok: false, code: 'self_trade_prevented', events: [] });
+    // then: b1 keeps its place, b2 is filled
+    expect(r).toMatchObject({
+      ok: true,
+      state: 'filled',
+      events: [matched(at(1), 'b2', [fill('s1', 1, 100, 0)], 0)],
+    });
     expect(book.snapshot(10)).toEqual(
-      snap({ bids: [level(110, 24, 1), level(100, 8, 1)], bestBid: 110 }),
+      snap({
+        bids: [level(110, 24, 1)],
+        bestBid: 110,
+        lastTrade: { price: 100, gpus: 8, at: at(1) },
+      }),
     );
+  });
+
+  it('D17: an own-org AON bid the sell would complete (with resting asks) rejects the sell', () => {
+    // given: own-org AON 3 @110 and a foreign 2-node ask @105, one node short of it
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 3, 110, orgB('acct-b1')), 0],
+      [sell('s0', 2, 105), 0],
+    ]);
+    // when: a 1-node org-B sell at 100, which would complete b1 were it another party's
+    const r = book.place(sell('s1', 1, 100, orgB('acct-s1')), at(0));
+    // then
+    expectRejected(r, 'self_trade_prevented');
   });
 
   it('D17: the AON check counts only liquidity the buy may trade with: foreign 1 + own 1 for 2 nodes is no fill at all', () => {
@@ -2490,7 +2559,7 @@ describe('restore', () => {
         remaining: 2,
         acceptedAt: at(1),
         startAt: at(1),
-        expiresAt: at(49),
+        expiresAt: at(48), // 1 h before its window ends (D12)
         price: 110,
       },
       {
@@ -2499,7 +2568,7 @@ describe('restore', () => {
         remaining: 1,
         acceptedAt: at(0),
         startAt: at(0),
-        expiresAt: at(48),
+        expiresAt: at(47),
         price: 120,
       },
     ]);
@@ -2558,5 +2627,26 @@ describe('restore', () => {
     // then: only the live order's expiry fires, at its time
     expect(events).toEqual([cancelled(at(24), 'keep', 'expired', 1)]);
     expect(book.openOrders()).toEqual([]);
+  });
+
+  it('restore: queues each level by seq, whatever the order of the list (a scheduled order queues from its start)', () => {
+    // given: 'early' accepted first but scheduled, 'late' accepted later and resting at once
+    const book = new OrderBook();
+    givenOrders(book, [
+      [sell('early', 1, 100, { startAt: at(1) }), 0],
+      [sell('late', 1, 100), 0.5],
+    ]);
+    book.advance(at(2));
+    const open = book.openOrders();
+    expect(open.map((o) => [o.input.id, o.acceptSeq, o.seq])).toEqual([
+      ['late', 2, 1],
+      ['early', 1, 2],
+    ]);
+    // when: rebuilt from the list in acceptance order (as a database might return it)
+    const restored = OrderBook.restore([...open].reverse(), book.lastTrade(), book.clock);
+    const r = restored.place(limitBuy('b1', 1, 100), at(2));
+    // then: 'late' is still first in the queue
+    expect(r).toMatchObject({ events: [matched(at(2), 'b1', [fill('late', 1, 100, 0)], 0)] });
+    expect(restored.openOrders()).toEqual(book.openOrders().filter((o) => o.input.id === 'early'));
   });
 });

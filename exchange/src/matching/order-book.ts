@@ -1,7 +1,13 @@
 // The fast order book: one per (gpu_type, zone), one writer. The rules it
 // implements are written down in docs/matching.md; comments cite spec rules
 // ("rule N") and decisions ("DN").
-import { COLLAR_PERCENT, GPUS_PER_NODE, HOUR_MS, MIN_ORDER_VALUE_CENTS } from '@gpux/shared';
+import {
+  COLLAR_PERCENT,
+  GPUS_PER_NODE,
+  HOUR_MS,
+  MAX_DURATION_HOURS,
+  MIN_ORDER_VALUE_CENTS,
+} from '@gpux/shared';
 
 import { BookSide } from './book-side.js';
 import { DONE, NO_PRICE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
@@ -15,6 +21,7 @@ import type {
   BookSnapshot,
   CancelResult,
   Cents,
+  EngineCancelReason,
   Estimate,
   EstimateQuery,
   Fill,
@@ -26,11 +33,9 @@ import type {
   PlaceResult,
   RejectCode,
 } from './types.js';
-import { validateOrderInput } from './validate.js';
+import { MAX_NODES, sellWindowEnd, validateOrderInput } from './validate.js';
 
 const DAY_MS = 24 * HOUR_MS;
-/** D16: $10 in cents. */
-const MIN_ORDER_VALUE = MIN_ORDER_VALUE_CENTS;
 /** D15: the collar is [r × COLLAR_LO / 100, r × COLLAR_HI / 100]. */
 const COLLAR_LO = 100 - COLLAR_PERCENT;
 const COLLAR_HI = 100 + COLLAR_PERCENT;
@@ -43,6 +48,8 @@ export class OrderBook implements Book {
   private readonly timers = new TimerHeap();
   private now: Millis = 0;
   private accepted = 0;
+  /** Orders that have entered the visible book: the last `seq` given. */
+  private entered = 0;
   private last: LastTrade | null = null;
   /** The running command's events. */
   private events: BookEvent[] = [];
@@ -50,6 +57,12 @@ export class OrderBook implements Book {
   private bandLo = -Infinity;
   private bandHi = Infinity;
   private missingNodes = 0;
+  /** The last all-or-nothing bid of the running sell walk found short, and the liquidity it found. */
+  private shortPrice = -1;
+  private shortDurationMs = 0;
+  private shortOrg = '';
+  private shortAccount = '';
+  private shortTotal = 0;
 
   // A walk is planned here first and applied only once it is known to stand
   // (D17: a rejected order fills nothing). Reused across commands.
@@ -72,19 +85,32 @@ export class OrderBook implements Book {
     const t = this.now;
 
     const invalid = validateOrderInput(input, t);
-    if (invalid !== null) return reject('invalid_request', invalid, events);
+    if (invalid !== null) return { ok: false, code: 'invalid_request', message: invalid, events };
 
     const startAt = input.startAt !== undefined && input.startAt > t ? input.startAt : t;
     const isLimit = input.type === 'limit';
     const isBuy = input.side === 'buy';
     const flexHours = input.flexibleWindowHours;
-    // D12 default expiries.
+    // D12 expiries. A sell leaves once no lease fits what is left of its
+    // window (D6; the shortest lease is 1 h): standing on as best ask, it
+    // would only move the mid and so the collar (D15).
     let expiresAt: Millis;
-    if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
-    else if (!isBuy) expiresAt = startAt + input.durationHours * HOUR_MS;
+    if (!isBuy) {
+      const lastFit = sellWindowEnd(input, t) - HOUR_MS;
+      expiresAt =
+        input.expiresAt !== undefined && input.expiresAt < lastFit ? input.expiresAt : lastFit;
+    } else if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
     else if (flexHours !== undefined) expiresAt = startAt + flexHours * HOUR_MS;
     else if (isLimit) expiresAt = t + DAY_MS;
     else expiresAt = Infinity;
+    if (isBuy && expiresAt <= startAt) {
+      return {
+        ok: false,
+        code: 'invalid_request',
+        message: 'the order would expire before it starts',
+        events,
+      };
+    }
 
     let price = NO_PRICE;
     let referencePrice: Cents | undefined;
@@ -92,22 +118,18 @@ export class OrderBook implements Book {
       price = input.limitPrice as Cents;
       this.collar();
       if (price < this.bandLo || price > this.bandHi) {
-        return reject(
-          'price_out_of_collar',
-          'limit price is outside ±50% of the reference price (D15)',
-          events,
-        );
+        return reject('price_out_of_collar', events);
       }
-      if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
-        return reject('order_value_too_low', 'order value is below $10 (D16)', events);
+      if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE_CENTS) {
+        return reject('order_value_too_low', events);
       }
     } else if (flexHours !== undefined) {
       // D14: a flexible buy without a limit rests at the estimate's price R.
       const est = this.estimateWalk(input, t, false);
       if (est.estimatedPrice !== null) {
         price = referencePrice = est.estimatedPrice;
-        if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE) {
-          return reject('order_value_too_low', 'order value is below $10 (D16)', events);
+        if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE_CENTS) {
+          return reject('order_value_too_low', events);
         }
       }
     }
@@ -122,13 +144,13 @@ export class OrderBook implements Book {
       return { ok: true, state: 'scheduled', filledNodes: 0, referencePrice, events };
     }
 
-    const code = this.arrive(o, t, true);
+    const code = this.arrive(o, t);
     if (code !== null) {
-      const message = REJECT_MESSAGES[code];
       if (code === 'insufficient_liquidity') {
+        const message = REJECT_MESSAGES[code];
         return { ok: false, code, message, missingGpus: this.missingNodes * GPUS_PER_NODE, events };
       }
-      return reject(code, message, events);
+      return reject(code, events);
     }
     this.accepted++;
     if (o.state !== DONE) {
@@ -176,6 +198,19 @@ export class OrderBook implements Book {
   }
 
   estimate(query: EstimateQuery, now: Millis): Estimate {
+    // The API validates the query; out of these bounds the sums could pass 2^53.
+    if (!Number.isInteger(query.nodes) || query.nodes < 1 || query.nodes > MAX_NODES) {
+      throw new RangeError(`estimate: nodes must be an integer from 1 to ${MAX_NODES}`);
+    }
+    if (
+      !Number.isInteger(query.durationHours) ||
+      query.durationHours < 1 ||
+      query.durationHours > MAX_DURATION_HOURS
+    ) {
+      throw new RangeError(
+        `estimate: durationHours must be an integer from 1 to ${MAX_DURATION_HOURS}`,
+      );
+    }
     return this.estimateWalk(query, now, true);
   }
 
@@ -247,20 +282,21 @@ export class OrderBook implements Book {
   }
 
   /**
-   * Rebuild a book from `openOrders()` of another (the exchange does this from
-   * PostgreSQL at start). `accepted` is how many orders the book had accepted,
-   * so acceptance numbers continue where they stopped.
+   * Rebuild a book from `openOrders()` of another, in any order (the exchange
+   * does this from PostgreSQL at start): resting orders queue by their `seq`.
+   * `counters` continue the numbering of acceptance and of entry into the
+   * book; by default they go on from the highest numbers in the list.
    */
   static restore(
     orders: readonly OpenOrder[],
     lastTrade: LastTrade | null,
     clock: Millis,
-    accepted?: number,
+    counters?: { readonly accepted: number; readonly entered: number },
   ): OrderBook {
     const book = new OrderBook();
     book.now = clock;
     book.last = lastTrade;
-    let maxSeq = 0;
+    const resting: OrderRec[] = [];
     for (const oo of orders) {
       const o = new OrderRec(
         oo.input,
@@ -271,10 +307,11 @@ export class OrderBook implements Book {
         oo.price ?? NO_PRICE,
         oo.remaining,
       );
-      book.open.set(o.id, o);
+      book.register(o);
       if (oo.state === 'resting') {
         o.state = RESTING;
-        (o.isBuy ? book.bids : book.asks).append(o);
+        o.seq = oo.seq ?? 0;
+        resting.push(o);
       } else if (oo.state === 'scheduled') {
         o.state = SCHEDULED;
         book.timers.push(o.startAt, ARRIVAL, o);
@@ -282,9 +319,15 @@ export class OrderBook implements Book {
         o.state = UNSEEN;
       }
       if (o.expiresAt !== Infinity) book.timers.push(o.expiresAt, EXPIRY, o);
-      if (o.acceptSeq > maxSeq) maxSeq = o.acceptSeq;
+      if (o.acceptSeq > book.accepted) book.accepted = o.acceptSeq;
+      if (o.seq > book.entered) book.entered = o.seq;
     }
-    book.accepted = accepted ?? maxSeq;
+    resting.sort((a, b) => a.seq - b.seq);
+    for (const o of resting) (o.isBuy ? book.bids : book.asks).append(o);
+    if (counters !== undefined) {
+      book.accepted = counters.accepted;
+      book.entered = counters.entered;
+    }
     return book;
   }
 
@@ -316,14 +359,13 @@ export class OrderBook implements Book {
       timers.pop();
       if (t > this.now) this.now = t;
       if (kind === EXPIRY) {
-        if (o.state === DONE || o.expiresAt !== t) continue;
+        if (o.state === DONE) continue;
         if (o.marketAtEnd) this.marketAtWindowEnd(o, t);
         else this.close(o, t, 'expired');
       } else {
-        if (o.state !== SCHEDULED || o.startAt !== t) continue;
-        const code = this.arrive(o, t, false);
-        if (code !== null)
-          this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
+        if (o.state !== SCHEDULED) continue;
+        const code = this.arrive(o, t);
+        if (code !== null) this.close(o, t, deferredReason(code));
         // arrive() may have filled it (TS cannot see that mutation).
         else if ((o.state as RecState) === DONE) this.open.delete(o.id);
       }
@@ -337,18 +379,14 @@ export class OrderBook implements Book {
   /** D14: at the window's end a flexible buy without a limit executes at market. */
   private marketAtWindowEnd(o: OrderRec, t: Millis): void {
     if (o.state === RESTING) this.bids.remove(o);
-    o.state = SCHEDULED;
-    const code = this.executeMarket(o, t, false);
-    if (code !== null) this.close(o, t, code as 'self_trade_prevented' | 'insufficient_liquidity');
+    o.state = UNSEEN; // out of the visible book, so close() has nothing to unlink
+    const code = this.executeMarket(o, t);
+    if (code !== null) this.close(o, t, deferredReason(code));
     else this.open.delete(o.id);
   }
 
   /** Take an open order out of the book unfilled for what it has left. */
-  private close(
-    o: OrderRec,
-    t: Millis,
-    reason: 'user' | 'expired' | 'self_trade_prevented' | 'insufficient_liquidity',
-  ): void {
+  private close(o: OrderRec, t: Millis, reason: EngineCancelReason): void {
     if (o.state === RESTING) (o.isBuy ? this.bids : this.asks).remove(o);
     o.state = DONE;
     this.open.delete(o.id);
@@ -361,9 +399,9 @@ export class OrderBook implements Book {
    * An order arrives in the book at t (on acceptance, or at its startAt).
    * Returns the reason it is turned away, having changed nothing, or null.
    */
-  private arrive(o: OrderRec, t: Millis, immediate: boolean): RejectCode | null {
+  private arrive(o: OrderRec, t: Millis): RejectCode | null {
     if (!o.isBuy) return this.arriveSell(o, t);
-    if (o.isMarket) return this.executeMarket(o, t, immediate);
+    if (o.isMarket) return this.executeMarket(o, t);
     if (o.price === NO_PRICE) {
       o.state = UNSEEN; // D14 without a reference price: waits for its window's end
       return null;
@@ -374,14 +412,19 @@ export class OrderBook implements Book {
   private arriveLimitBuy(b: OrderRec, t: Millis): RejectCode | null {
     const got = this.planBuy(b, t, -Infinity, b.price);
     if (got < 0) return 'self_trade_prevented';
-    if (b.allowPartial ? got > 0 : got === b.remaining) this.applyBuyStep(b, t, false);
+    if (b.allowPartial ? got > 0 : got === b.remaining)
+      this.applyStep(b, t, 0, this.plan.len, null, false);
     if (b.remaining > 0) this.rest(b, t);
     else b.state = DONE;
     return null;
   }
 
-  /** D10: a market buy fills now inside the collar, or is turned away whole. */
-  private executeMarket(b: OrderRec, t: Millis, checkValue: boolean): RejectCode | null {
+  /**
+   * D10: a market buy fills now inside the collar, or is turned away whole.
+   * D16 is checked on its fills unless it was checked at acceptance on a
+   * price (a flexible buy's R): a market buy has no price to check before.
+   */
+  private executeMarket(b: OrderRec, t: Millis): RejectCode | null {
     this.collar();
     const got = this.planBuy(b, t, this.bandLo, this.bandHi);
     if (got < 0) return 'self_trade_prevented';
@@ -389,15 +432,16 @@ export class OrderBook implements Book {
       this.missingNodes = b.remaining - got;
       return 'insufficient_liquidity';
     }
-    if (checkValue) {
+    if (b.price === NO_PRICE) {
       let value = 0;
       const plan = this.plan;
       for (let i = 0; i < plan.len; i++) {
         value += plan.nodesAt(i) * plan.order(i).price;
       }
-      if (value * GPUS_PER_NODE * b.durationHours < MIN_ORDER_VALUE) return 'order_value_too_low';
+      if (value * GPUS_PER_NODE * b.durationHours < MIN_ORDER_VALUE_CENTS)
+        return 'order_value_too_low';
     }
-    this.applyBuyStep(b, t, false);
+    this.applyStep(b, t, 0, this.plan.len, null, false);
     if (b.remaining > 0) {
       this.events.push({
         type: 'cancelled',
@@ -440,14 +484,26 @@ export class OrderBook implements Book {
   }
 
   /** Apply the planned single step of buy b (resting or arriving). */
-  private applyBuyStep(b: OrderRec, t: Millis, resting: boolean): void {
+  /**
+   * Apply plan entries [from, to) as one matching step of buy b: resting (a
+   * sell's walk) or arriving. `s` is the arriving sell, not yet in the book.
+   */
+  private applyStep(
+    b: OrderRec,
+    t: Millis,
+    from: number,
+    to: number,
+    s: OrderRec | null,
+    resting: boolean,
+  ): void {
     const fills: Fill[] = [];
     let total = 0;
     const plan = this.plan;
-    for (let i = 0; i < plan.len; i++) {
+    for (let i = from; i < to; i++) {
       const a = plan.order(i);
       const n = plan.nodesAt(i);
-      this.takeFromAsk(a, n);
+      if (a === s) a.remaining -= n;
+      else this.takeFromAsk(a, n);
       total += n;
       fills.push({
         sellOrderId: a.id,
@@ -457,20 +513,14 @@ export class OrderBook implements Book {
         sellRemaining: a.remaining,
       });
     }
-    if (resting) this.bids.reduce(b, total);
-    else b.remaining -= total;
-    this.trade(b, fills, t);
-  }
-
-  private takeFromAsk(a: OrderRec, nodes: number): void {
-    this.asks.reduce(a, nodes);
-    if (a.remaining === 0) {
-      a.state = DONE;
-      this.open.delete(a.id);
+    if (!resting) b.remaining -= total;
+    else {
+      this.bids.reduce(b, total);
+      if (b.remaining === 0) {
+        b.state = DONE;
+        this.open.delete(b.id);
+      }
     }
-  }
-
-  private trade(b: OrderRec, fills: Fill[], t: Millis): void {
     const lastFill = fills[fills.length - 1]!;
     this.last = { price: lastFill.price, gpus: lastFill.nodes * GPUS_PER_NODE, at: t };
     this.events.push({
@@ -480,6 +530,14 @@ export class OrderBook implements Book {
       fills,
       buyRemaining: b.remaining,
     });
+  }
+
+  private takeFromAsk(a: OrderRec, nodes: number): void {
+    this.asks.reduce(a, nodes);
+    if (a.remaining === 0) {
+      a.state = DONE;
+      this.open.delete(a.id);
+    }
   }
 
   /**
@@ -494,6 +552,7 @@ export class OrderBook implements Book {
     if (stepBuy.length !== 0) stepBuy.length = stepEnd.length = 0;
     if (touched.length !== 0) touched.length = 0;
     let sLeft = s.remaining;
+    this.shortPrice = -1;
     const left = s.windowEnd - t;
     const bidLevels = this.bids.levels;
     let conflict = false;
@@ -503,8 +562,13 @@ export class OrderBook implements Book {
       for (let b = level.head; b !== null && sLeft > 0; b = b.next) {
         if (b.durationMs > left) continue;
         if (sameParty(b, s)) {
-          conflict = true;
-          break walk;
+          // D17: a conflict only if s could trade with b, were it another
+          // party's: an all-or-nothing bid it could not help fill is passed over.
+          if (b.allowPartial || this.planAllOrNothing(b, s, sLeft, t, false) >= 0) {
+            conflict = true;
+            break walk;
+          }
+          continue;
         }
         if (b.allowPartial) {
           const take = b.remaining < sLeft ? b.remaining : sLeft;
@@ -513,7 +577,8 @@ export class OrderBook implements Book {
           stepBuy.push(b);
           stepEnd.push(plan.len);
         } else {
-          sLeft -= this.planAllOrNothing(b, s, sLeft, t);
+          const fromS = this.planAllOrNothing(b, s, sLeft, t, true);
+          if (fromS > 0) sLeft -= fromS;
         }
       }
     }
@@ -522,30 +587,8 @@ export class OrderBook implements Book {
 
     let from = 0;
     for (let k = 0; k < stepBuy.length; k++) {
-      const b = stepBuy[k]!;
       const to = stepEnd[k]!;
-      const fills: Fill[] = [];
-      let total = 0;
-      for (let i = from; i < to; i++) {
-        const a = plan.order(i);
-        const n = plan.nodesAt(i);
-        if (a === s) s.remaining -= n;
-        else this.takeFromAsk(a, n);
-        total += n;
-        fills.push({
-          sellOrderId: a.id,
-          clusterId: a.clusterId,
-          nodes: n,
-          price: a.price,
-          sellRemaining: a.remaining,
-        });
-      }
-      this.bids.reduce(b, total);
-      if (b.remaining === 0) {
-        b.state = DONE;
-        this.open.delete(b.id);
-      }
-      this.trade(b, fills, t);
+      this.applyStep(stepBuy[k]!, t, from, to, s, true);
       from = to;
     }
     if (s.remaining > 0) this.rest(s, t);
@@ -556,14 +599,32 @@ export class OrderBook implements Book {
   /**
    * D9: an all-or-nothing bid b fills from every ask it may trade with (price,
    * window, party) plus the arriving sell s, which sits after the resting asks
-   * priced at or below its own. Plans the step when that covers b; returns the
-   * nodes taken from s (0 when b is passed over).
+   * priced at or below its own. When that covers b, plans the step (`commit`)
+   * and returns the nodes taken from s; else returns -1: b is passed over.
    */
-  private planAllOrNothing(b: OrderRec, s: OrderRec, sLeft: number, t: Millis): number {
-    const plan = this.plan;
-    const start = plan.len;
+  private planAllOrNothing(
+    b: OrderRec,
+    s: OrderRec,
+    sLeft: number,
+    t: Millis,
+    commit: boolean,
+  ): number {
     const need = b.remaining;
     const durationMs = b.durationMs;
+    // Liquidity only shrinks during a walk: a bid like the last one found
+    // short (same price, duration and party) is short too when it needs more.
+    // Without this, a queue of large all-or-nothing bids costs bids × asks.
+    if (
+      b.price === this.shortPrice &&
+      durationMs === this.shortDurationMs &&
+      b.orgId === this.shortOrg &&
+      b.accountId === this.shortAccount &&
+      need > this.shortTotal
+    ) {
+      return -1;
+    }
+    const plan = this.plan;
+    const start = plan.len;
     let got = 0;
     let fromS = 0;
     let sPlaced = false;
@@ -592,9 +653,15 @@ export class OrderBook implements Book {
       plan.push(s, fromS);
       got += fromS;
     }
-    if (got < need) {
+    if (got < need || !commit) {
       plan.len = start;
-      return 0;
+      if (got >= need) return fromS;
+      this.shortPrice = b.price;
+      this.shortDurationMs = durationMs;
+      this.shortOrg = b.orgId;
+      this.shortAccount = b.accountId;
+      this.shortTotal = got;
+      return -1;
     }
     for (let i = start; i < plan.len; i++) {
       const a = plan.order(i);
@@ -610,6 +677,7 @@ export class OrderBook implements Book {
 
   private rest(o: OrderRec, t: Millis): void {
     o.state = RESTING;
+    o.seq = ++this.entered;
     (o.isBuy ? this.bids : this.asks).append(o);
     this.events.push({ type: 'rested', at: t, orderId: o.id, price: o.price, nodes: o.remaining });
   }
@@ -645,8 +713,16 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
   insufficient_liquidity: 'not enough liquidity to fill the market order (D10)',
 };
 
-function reject(code: RejectCode, message: string, events: BookEvent[]): PlaceResult {
-  return { ok: false, code, message, events };
+function reject(code: RejectCode, events: BookEvent[]): PlaceResult {
+  return { ok: false, code, message: REJECT_MESSAGES[code], events };
+}
+
+/** An order that was accepted and turned away later is cancelled for the same reason. */
+function deferredReason(code: RejectCode): EngineCancelReason {
+  if (code === 'invalid_request' || code === 'price_out_of_collar') {
+    throw new Error(`${code} cannot arise after acceptance`);
+  }
+  return code;
 }
 
 function isDone(o: OrderRec): boolean {
@@ -676,6 +752,7 @@ function openOrderOf(o: OrderRec): OpenOrder {
     remaining: o.remaining,
     acceptedAt: o.acceptedAt,
     acceptSeq: o.acceptSeq,
+    seq: o.state === RESTING ? o.seq : null,
     startAt: o.startAt,
     expiresAt: o.expiresAt,
     price: o.price === NO_PRICE ? null : o.price,

@@ -30,6 +30,8 @@ export class OrderRec {
   next: OrderRec | null = null;
   /** Scratch: nodes promised to earlier steps of the walk being planned. */
   planned = 0;
+  /** Time priority: when it entered the visible book (1, 2, …). */
+  seq = 0;
 
   readonly id: string;
   readonly isBuy: boolean;
@@ -64,7 +66,8 @@ export class OrderRec {
     this.durationHours = input.durationHours;
     this.durationMs = input.durationHours * HOUR_MS;
     this.allowPartial = input.allowPartial === true;
-    this.windowEnd = this.isBuy ? Infinity : startAt + this.durationMs;
+    // D6: the window runs from the start the seller gave, even one in the past.
+    this.windowEnd = this.isBuy ? Infinity : (input.startAt ?? acceptedAt) + this.durationMs;
     this.clusterId = input.clusterId ?? '';
     this.marketAtEnd = input.type === 'market' && input.flexibleWindowHours !== undefined;
     this.price = price;

@@ -10,7 +10,7 @@ export type Side = 'buy' | 'sell';
 export type OrderType = 'market' | 'limit';
 
 export type EngineCancelReason =
-  'user' | 'expired' | 'insufficient_liquidity' | 'self_trade_prevented';
+  'user' | 'expired' | 'insufficient_liquidity' | 'self_trade_prevented' | 'order_value_too_low';
 
 export type RejectCode =
   | 'invalid_request'
@@ -37,7 +37,11 @@ export interface OrderInput {
   readonly startAt?: Millis | undefined;
   /** Buys only (D14). */
   readonly flexibleWindowHours?: number | undefined;
-  /** Overrides the D12 default; Infinity: never. */
+  /**
+   * Sells (a resale passes available_until) and non-flexible limit buys only:
+   * overrides the D12 default; Infinity: never (a sell still leaves when its
+   * window can no longer hold a lease).
+   */
   readonly expiresAt?: Millis | undefined;
   /** Sells only: the provider cluster whose nodes are offered (D11). */
   readonly clusterId?: string | undefined;
@@ -159,6 +163,13 @@ export interface OpenOrder {
   readonly acceptedAt: Millis;
   /** Acceptance order in the book; breaks ties between timers due at the same time. */
   readonly acceptSeq: number;
+  /**
+   * Resting orders: time priority, the order in which they entered the
+   * visible book (D8; a scheduled order enters at its startAt, so this is not
+   * acceptSeq). Null for scheduled and unseen orders. Persist it: restore()
+   * queues each price level by it.
+   */
+  readonly seq: number | null;
   readonly startAt: Millis;
   readonly expiresAt: Millis;
   /** Price it rests at: limit price, or R for a flexible buy without one. */

@@ -1,9 +1,10 @@
-import { MAX_DURATION_HOURS } from '@gpux/shared';
+import { HOUR_MS, MAX_DURATION_HOURS } from '@gpux/shared';
 
 import type { Millis, OrderInput } from './types.js';
 
-const MAX_NODES = 10_000;
-const MAX_HOURS = MAX_DURATION_HOURS;
+export const MAX_NODES = 10_000;
+/** start_time at most this far ahead: the longest window (D6). */
+const MAX_START_AHEAD_MS = MAX_DURATION_HOURS * HOUR_MS;
 /** $1,000,000 per GPU-hour: far above any real price, far below 2^53 in every product. */
 const MAX_PRICE_CENTS = 100_000_000;
 
@@ -25,8 +26,9 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
   if (o.side !== 'buy' && o.side !== 'sell') return 'side must be buy or sell';
   if (o.type !== 'market' && o.type !== 'limit') return 'order_type must be market or limit';
   if (!nonEmpty(o.accountId) || !nonEmpty(o.orgId)) return 'account and organization are required';
-  if (!intIn(o.nodes, 1, MAX_NODES)) return 'gpu_count must be a positive multiple of 8 (D5)';
-  if (!intIn(o.durationHours, 1, MAX_HOURS))
+  if (!intIn(o.nodes, 1, MAX_NODES))
+    return 'gpu_count must be a multiple of 8 from 8 to 80000 (D5)';
+  if (!intIn(o.durationHours, 1, MAX_DURATION_HOURS))
     return 'duration_hours must be an integer from 1 to 720';
   if (o.type === 'limit') {
     if (!intIn(o.limitPrice, 1, MAX_PRICE_CENTS))
@@ -40,13 +42,31 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     if (o.flexibleWindowHours !== undefined)
       return 'flexible_window_hours applies to buy orders only';
     if (!nonEmpty(o.clusterId)) return 'sell orders name the cluster whose nodes they offer';
-  } else if (o.flexibleWindowHours !== undefined && !intIn(o.flexibleWindowHours, 1, MAX_HOURS)) {
+  } else if (
+    o.flexibleWindowHours !== undefined &&
+    !intIn(o.flexibleWindowHours, 1, MAX_DURATION_HOURS)
+  ) {
     return 'flexible_window_hours must be an integer from 1 to 720';
   }
-  if (o.startAt !== undefined && !Number.isFinite(o.startAt))
-    return 'start_time is not a valid time';
-  if (o.expiresAt !== undefined && (Number.isNaN(o.expiresAt) || o.expiresAt <= now)) {
-    return 'expires_at must be in the future';
+  if (o.startAt !== undefined) {
+    if (!Number.isFinite(o.startAt)) return 'start_time is not a valid time';
+    if (o.startAt > now + MAX_START_AHEAD_MS) return 'start_time is more than 720 hours ahead';
+  }
+  if (o.expiresAt !== undefined) {
+    if (o.side === 'buy' && (o.type !== 'limit' || o.flexibleWindowHours !== undefined)) {
+      // Their end is their window's (D14) or none: an override would move
+      // the market step of a flexible buy, or keep it waiting forever.
+      return 'only sells and limit buys take an expiry';
+    }
+    if (Number.isNaN(o.expiresAt) || o.expiresAt <= now) return 'expires_at must be in the future';
+  }
+  if (o.side === 'sell' && sellWindowEnd(o, now) - Math.max(o.startAt ?? now, now) < HOUR_MS) {
+    return 'the sell window must leave at least one hour, the shortest lease (D6)';
   }
   return null;
+}
+
+/** D6: a sell's window runs durationHours from the start the seller gave. */
+export function sellWindowEnd(o: OrderInput, now: Millis): Millis {
+  return (o.startAt ?? now) + o.durationHours * HOUR_MS;
 }

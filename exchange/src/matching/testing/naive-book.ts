@@ -7,6 +7,7 @@
 import type {
   Book,
   BookEvent,
+  EngineCancelReason,
   BookSnapshot,
   CancelResult,
   Cents,
@@ -215,6 +216,7 @@ export class NaiveBook implements Book {
       remaining: o.remaining,
       acceptedAt: o.acceptedAt,
       acceptSeq: o.acceptSeq,
+      seq: o.state === 'resting' ? o.seq : null,
       startAt: o.startAt,
       expiresAt: o.expiresAt,
       price: o.price,
@@ -269,18 +271,11 @@ export class NaiveBook implements Book {
       ];
     }
     // D14: the remainder leaves the book and executes as a market buy.
-    const r = this.buyWalk(rec, t, 'market', false);
+    // D16 on its fills only when it had no R to check at acceptance.
+    const r = this.buyWalk(rec, t, 'market', rec.price === null);
     if ('reject' in r) {
-      return [
-        {
-          type: 'cancelled',
-          at: t,
-          orderId: rec.id,
-          reason:
-            r.reject === 'self_trade_prevented' ? 'self_trade_prevented' : 'insufficient_liquidity',
-          nodes: rec.remaining,
-        },
-      ];
+      const reason = r.reject as EngineCancelReason;
+      return [{ type: 'cancelled', at: t, orderId: rec.id, reason, nodes: rec.remaining }];
     }
     return r.events;
   }
@@ -326,9 +321,28 @@ export class NaiveBook implements Book {
     }
     if (input.side === 'sell' && (input.clusterId === undefined || input.clusterId === ''))
       return bad('clusterId');
+    if (input.startAt !== undefined && input.startAt > now + MAX_HOURS * HOUR)
+      return bad('startAt too far ahead');
+    if (
+      input.expiresAt !== undefined &&
+      input.side === 'buy' &&
+      (input.type === 'market' || input.flexibleWindowHours !== undefined)
+    )
+      return bad('expiresAt on a market or flexible buy');
     if (input.expiresAt !== undefined && !(input.expiresAt > now)) return bad('expiresAt');
 
     const startAt = Math.max(input.startAt ?? now, now);
+    // D6: the window runs from the start the seller gave, even a past one.
+    const windowEnd = (input.startAt ?? now) + input.durationHours * HOUR;
+    if (input.side === 'sell' && windowEnd - startAt < HOUR) return bad('window under 1 h');
+    let expiresAt: Millis;
+    if (input.side === 'sell') expiresAt = Math.min(input.expiresAt ?? Infinity, windowEnd - HOUR);
+    else if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
+    else if (input.flexibleWindowHours !== undefined)
+      expiresAt = startAt + input.flexibleWindowHours * HOUR;
+    else if (input.type === 'limit') expiresAt = now + 24 * HOUR;
+    else expiresAt = Infinity;
+    if (input.side === 'buy' && expiresAt <= startAt) return bad('expires before it starts');
     const gpus = input.nodes * 8;
 
     // 2. limit orders: collar, then minimum value
@@ -358,15 +372,6 @@ export class NaiveBook implements Book {
         return reject('order_value_too_low', 'value too low', events);
       }
     }
-
-    const windowEnd = startAt + input.durationHours * HOUR;
-    let expiresAt: Millis;
-    if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
-    else if (input.side === 'sell') expiresAt = windowEnd;
-    else if (input.flexibleWindowHours !== undefined)
-      expiresAt = startAt + input.flexibleWindowHours * HOUR;
-    else if (input.type === 'limit') expiresAt = now + 24 * HOUR;
-    else expiresAt = Infinity;
 
     const rec: Rec = {
       input,
@@ -448,12 +453,11 @@ export class NaiveBook implements Book {
     const atMarket = rec.market && !rec.flexMarket;
     const r =
       rec.side === 'buy'
-        ? this.buyWalk(rec, t, atMarket ? 'market' : 'limit', atPlace && atMarket)
+        ? this.buyWalk(rec, t, atMarket ? 'market' : 'limit', atMarket)
         : this.sellWalk(rec, t);
     if ('reject' in r) {
       if (atPlace) return { reject: r, events: [], filled: 0, state: 'cancelled' };
-      const reason =
-        r.reject === 'self_trade_prevented' ? 'self_trade_prevented' : 'insufficient_liquidity';
+      const reason = r.reject as EngineCancelReason;
       return {
         events: [{ type: 'cancelled', at: t, orderId: rec.id, reason, nodes: rec.remaining }],
         filled: 0,
@@ -574,19 +578,8 @@ export class NaiveBook implements Book {
     const get = (o: Rec): number => rem.get(o) as number;
     const restingAsks = this.asks();
     const steps: { B: Rec; plan: { a: Rec; n: number }[] }[] = [];
-    for (const B of this.bids()) {
-      if (get(S) === 0) break;
-      const bp = B.price as number;
-      if (!(bp >= sp && fits(S, B.durationHours, t))) continue;
-      if (sameParty(B, S)) return { reject: 'self_trade_prevented' };
-      if (B.allowPartial) {
-        const n = Math.min(get(B), get(S));
-        rem.set(B, get(B) - n);
-        rem.set(S, get(S) - n);
-        steps.push({ B, plan: [{ a: S, n }] });
-        continue;
-      }
-      // All-or-nothing: usable liquidity in ask priority, S after every resting ask of price ≤ S's.
+    /** All-or-nothing B's usable liquidity in ask priority, S after every resting ask of price ≤ S's. */
+    const usableFor = (B: Rec): Rec[] => {
       const usable: Rec[] = [];
       let placedS = false;
       for (const a of restingAsks) {
@@ -595,7 +588,7 @@ export class NaiveBook implements Book {
           placedS = true;
         }
         if (
-          (a.price as number) <= bp &&
+          (a.price as number) <= (B.price as number) &&
           fits(a, B.durationHours, t) &&
           !sameParty(a, B) &&
           get(a) > 0
@@ -603,8 +596,28 @@ export class NaiveBook implements Book {
           usable.push(a);
       }
       if (!placedS) usable.push(S);
-      const total = usable.reduce((s, a) => s + get(a), 0);
-      if (total < get(B)) continue; // passed over, keeps its place
+      return usable;
+    };
+    const total = (usable: Rec[]): number => usable.reduce((n, a) => n + get(a), 0);
+    for (const B of this.bids()) {
+      if (get(S) === 0) break;
+      const bp = B.price as number;
+      if (!(bp >= sp && fits(S, B.durationHours, t))) continue;
+      if (sameParty(B, S)) {
+        // D17: only if S could trade with B were it another party's.
+        if (B.allowPartial || total(usableFor(B)) >= get(B))
+          return { reject: 'self_trade_prevented' };
+        continue;
+      }
+      if (B.allowPartial) {
+        const n = Math.min(get(B), get(S));
+        rem.set(B, get(B) - n);
+        rem.set(S, get(S) - n);
+        steps.push({ B, plan: [{ a: S, n }] });
+        continue;
+      }
+      const usable = usableFor(B);
+      if (total(usable) < get(B)) continue; // passed over, keeps its place
       let left = get(B);
       const plan: { a: Rec; n: number }[] = [];
       for (const a of usable) {
