@@ -57,11 +57,12 @@ export class OrderBook implements Book {
   private bandLo = -Infinity;
   private bandHi = Infinity;
   private missingNodes = 0;
-  /** The last all-or-nothing bid of the running sell walk found short, and the liquidity it found. */
+  /**
+   * The last all-or-nothing bid of the running sell walk found short: its
+   * price, lease and the liquidity it could reach, whatever the party.
+   */
   private shortPrice = -1;
   private shortDurationMs = 0;
-  private shortOrg = '';
-  private shortAccount = '';
   private shortTotal = 0;
 
   // A walk is planned here first and applied only once it is known to stand
@@ -611,14 +612,13 @@ export class OrderBook implements Book {
   ): number {
     const need = b.remaining;
     const durationMs = b.durationMs;
-    // Liquidity only shrinks during a walk: a bid like the last one found
-    // short (same price, duration and party) is short too when it needs more.
-    // Without this, a queue of large all-or-nothing bids costs bids × asks.
+    // Liquidity only shrinks during a walk, and a bid priced no higher with a
+    // lease no shorter can use no more of it than the last bid found short
+    // (whatever its party): if it needs more than that one found, it is short
+    // too. Without this, a queue of large all-or-nothing bids costs bids × asks.
     if (
-      b.price === this.shortPrice &&
-      durationMs === this.shortDurationMs &&
-      b.orgId === this.shortOrg &&
-      b.accountId === this.shortAccount &&
+      b.price <= this.shortPrice &&
+      durationMs >= this.shortDurationMs &&
       need > this.shortTotal
     ) {
       return -1;
@@ -626,6 +626,8 @@ export class OrderBook implements Book {
     const plan = this.plan;
     const start = plan.len;
     let got = 0;
+    /** Nodes of b's own party's asks it passed: they count for the bound above. */
+    let own = 0;
     let fromS = 0;
     let sPlaced = false;
     const askLevels = this.asks.levels;
@@ -640,9 +642,13 @@ export class OrderBook implements Book {
       }
       if (level.price > b.price) break;
       for (let a = level.head; a !== null && got < need; a = a.next) {
-        if (a.windowEnd - t < durationMs || sameParty(a, b)) continue;
+        if (a.windowEnd - t < durationMs) continue;
         const avail = a.remaining - a.planned;
         if (avail <= 0) continue;
+        if (sameParty(a, b)) {
+          own += avail;
+          continue;
+        }
         const take = avail < need - got ? avail : need - got;
         plan.push(a, take);
         got += take;
@@ -658,9 +664,7 @@ export class OrderBook implements Book {
       if (got >= need) return fromS;
       this.shortPrice = b.price;
       this.shortDurationMs = durationMs;
-      this.shortOrg = b.orgId;
-      this.shortAccount = b.accountId;
-      this.shortTotal = got;
+      this.shortTotal = got + own;
       return -1;
     }
     for (let i = start; i < plan.len; i++) {
