@@ -10,11 +10,12 @@ import {
 } from '@gpux/shared';
 
 import { BookSide } from './book-side.js';
+import { ExpiryQueues } from './expiry-queues.js';
 import { DONE, NO_PRICE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
 import type { RecState } from './order-rec.js';
 import { Plan } from './plan.js';
 import { roundHalfEvenDiv } from './rounding.js';
-import { ARRIVAL, EXPIRY, TimerHeap } from './timer-heap.js';
+import { TimerHeap } from './timer-heap.js';
 import type {
   Book,
   BookEvent,
@@ -45,7 +46,10 @@ export class OrderBook implements Book {
   private readonly asks = new BookSide(false);
   /** Resting, scheduled and unseen orders by id. */
   private readonly open = new Map<string, OrderRec>();
+  /** Scheduled orders' arrivals (D13). */
   private readonly timers = new TimerHeap();
+  /** Every open order with a finite expiry (D12). */
+  private readonly expiries = new ExpiryQueues();
   private now: Millis = 0;
   private accepted = 0;
   /** Orders that have entered the visible book: the last `seq` given. */
@@ -57,6 +61,8 @@ export class OrderBook implements Book {
   private bandLo = -Infinity;
   private bandHi = Infinity;
   private missingNodes = 0;
+  /** Timer entries of orders that are done (see forget()). */
+  private deadTimers = 0;
   /**
    * The last all-or-nothing bid of the running sell walk found short: its
    * price, lease and the liquidity it could reach, whatever the party.
@@ -140,8 +146,8 @@ export class OrderBook implements Book {
       // D13: it waits, unseen, and arrives at startAt.
       this.accepted++;
       this.register(o);
-      this.timers.push(startAt, ARRIVAL, o);
-      if (expiresAt !== Infinity) this.timers.push(expiresAt, EXPIRY, o);
+      this.scheduleArrival(o);
+      if (expiresAt !== Infinity) this.expiries.push(o);
       return { ok: true, state: 'scheduled', filledNodes: 0, referencePrice, events };
     }
 
@@ -156,7 +162,7 @@ export class OrderBook implements Book {
     this.accepted++;
     if (o.state !== DONE) {
       this.register(o);
-      if (expiresAt !== Infinity) this.timers.push(expiresAt, EXPIRY, o);
+      if (expiresAt !== Infinity) this.expiries.push(o);
     }
     return {
       ok: true,
@@ -315,14 +321,16 @@ export class OrderBook implements Book {
         resting.push(o);
       } else if (oo.state === 'scheduled') {
         o.state = SCHEDULED;
-        book.timers.push(o.startAt, ARRIVAL, o);
+        book.scheduleArrival(o);
       } else {
         o.state = UNSEEN;
       }
-      if (o.expiresAt !== Infinity) book.timers.push(o.expiresAt, EXPIRY, o);
       if (o.acceptSeq > book.accepted) book.accepted = o.acceptSeq;
       if (o.seq > book.entered) book.entered = o.seq;
     }
+    // ExpiryQueues takes orders in acceptance order.
+    const byAcceptance = [...book.open.values()].sort((a, b) => a.acceptSeq - b.acceptSeq);
+    for (const o of byAcceptance) if (o.expiresAt !== Infinity) book.expiries.push(o);
     resting.sort((a, b) => a.seq - b.seq);
     for (const o of resting) (o.isBuy ? book.bids : book.asks).append(o);
     if (counters !== undefined) {
@@ -339,6 +347,22 @@ export class OrderBook implements Book {
    * caught here, when the second order becomes open, and thrown: the book may
    * have traded it already, so the exchange must rebuild from its database.
    */
+  private scheduleArrival(o: OrderRec): void {
+    this.timers.push(o.startAt, o);
+    o.timers++;
+  }
+
+  /**
+   * An open order is done: out of the id map and the expiry heap. Its arrival
+   * entry, if it still has one, is dead: skipped when due, or dropped with
+   * the others once they are more than half the heap.
+   */
+  private forget(o: OrderRec): void {
+    this.open.delete(o.id);
+    this.expiries.remove(o);
+    this.deadTimers += o.timers;
+  }
+
   private register(o: OrderRec): void {
     const size = this.open.size;
     this.open.set(o.id, o);
@@ -349,32 +373,45 @@ export class OrderBook implements Book {
 
   // ---- time ---------------------------------------------------------------
 
-  /** Advance the clock to `now`, firing due timers at their own times. */
+  /**
+   * Advance the clock to `now`, firing due timers at their own times: in
+   * order of time, expiries before arrivals, then acceptance order.
+   */
   private tick(now: Millis): void {
     const target = now > this.now ? now : this.now;
     const timers = this.timers;
-    while (timers.peekTime() <= target) {
-      const t = timers.peekTime();
-      const kind = timers.firstKind();
+    const expiries = this.expiries;
+    for (;;) {
+      const e = expiries.peek();
+      const expiryAt = e === undefined ? Infinity : e.expiresAt;
+      const arrivalAt = timers.peekTime();
+      if (e !== undefined && expiryAt <= arrivalAt) {
+        if (expiryAt > target) break;
+        expiries.remove(e);
+        if (expiryAt > this.now) this.now = expiryAt;
+        if (e.marketAtEnd) this.marketAtWindowEnd(e, expiryAt);
+        else this.close(e, expiryAt, 'expired');
+        continue;
+      }
+      if (arrivalAt > target) break;
       const o = timers.firstOrder();
       timers.pop();
-      if (t > this.now) this.now = t;
-      if (kind === EXPIRY) {
-        if (o.state === DONE) continue;
-        if (o.marketAtEnd) this.marketAtWindowEnd(o, t);
-        else this.close(o, t, 'expired');
-      } else {
-        if (o.state !== SCHEDULED) continue;
-        const code = this.arrive(o, t);
-        if (code !== null) this.close(o, t, deferredReason(code));
-        // arrive() may have filled it (TS cannot see that mutation).
-        else if ((o.state as RecState) === DONE) this.open.delete(o.id);
+      o.timers--;
+      if (o.state === DONE) {
+        this.deadTimers--;
+        continue;
       }
+      if (arrivalAt > this.now) this.now = arrivalAt;
+      const code = this.arrive(o, arrivalAt);
+      if (code !== null) this.close(o, arrivalAt, deferredReason(code));
+      // arrive() may have filled it (TS cannot see that mutation).
+      else if ((o.state as RecState) === DONE) this.forget(o);
     }
     this.now = target;
-    // Every open order has at most two entries (arrival, expiry): past four
-    // per open order, at least half are dead.
-    if (timers.size > 4 * this.open.size + 1024) timers.dropDone(isDone);
+    if (this.deadTimers > 1024 && 2 * this.deadTimers > timers.size) {
+      timers.dropDone(isDone);
+      this.deadTimers = 0;
+    }
   }
 
   /** D14: at the window's end a flexible buy without a limit executes at market. */
@@ -383,14 +420,14 @@ export class OrderBook implements Book {
     o.state = UNSEEN; // out of the visible book, so close() has nothing to unlink
     const code = this.executeMarket(o, t);
     if (code !== null) this.close(o, t, deferredReason(code));
-    else this.open.delete(o.id);
+    else this.forget(o);
   }
 
   /** Take an open order out of the book unfilled for what it has left. */
   private close(o: OrderRec, t: Millis, reason: EngineCancelReason): void {
     if (o.state === RESTING) (o.isBuy ? this.bids : this.asks).remove(o);
     o.state = DONE;
-    this.open.delete(o.id);
+    this.forget(o);
     this.events.push({ type: 'cancelled', at: t, orderId: o.id, reason, nodes: o.remaining });
   }
 
@@ -519,7 +556,7 @@ export class OrderBook implements Book {
       this.bids.reduce(b, total);
       if (b.remaining === 0) {
         b.state = DONE;
-        this.open.delete(b.id);
+        this.forget(b);
       }
     }
     const lastFill = fills[fills.length - 1]!;
@@ -537,7 +574,7 @@ export class OrderBook implements Book {
     this.asks.reduce(a, nodes);
     if (a.remaining === 0) {
       a.state = DONE;
-      this.open.delete(a.id);
+      this.forget(a);
     }
   }
 

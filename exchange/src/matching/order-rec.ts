@@ -1,5 +1,6 @@
 import { HOUR_MS } from '@gpux/shared';
 
+import type { DelayQueue } from './expiry-queues.js';
 import type { PriceLevel } from './price-level.js';
 import type { Cents, Millis, OrderInput } from './types.js';
 
@@ -32,6 +33,12 @@ export class OrderRec {
   planned = 0;
   /** Time priority: when it entered the visible book (1, 2, …). */
   seq = 0;
+  /** Its arrival entry in the book's TimerHeap, not yet due: 0 or 1. */
+  timers = 0;
+  /** Its list in the book's ExpiryQueues, and its neighbours there. */
+  expQueue: DelayQueue | null = null;
+  expPrev: OrderRec | null = null;
+  expNext: OrderRec | null = null;
 
   readonly id: string;
   readonly isBuy: boolean;

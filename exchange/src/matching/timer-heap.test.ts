@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { DONE, OrderRec, RESTING } from './order-rec.js';
-import { ARRIVAL, EXPIRY, TimerHeap } from './timer-heap.js';
+import { TimerHeap } from './timer-heap.js';
 
 function order(acceptSeq: number): OrderRec {
   const input = {
@@ -18,38 +18,37 @@ function order(acceptSeq: number): OrderRec {
   return new OrderRec(input, 0, acceptSeq, 0, 0, 100, 1);
 }
 
-type Entry = { time: number; kind: number; o: OrderRec };
+type Entry = { time: number; o: OrderRec };
 
 function drain(h: TimerHeap): Entry[] {
   const out: Entry[] = [];
   while (h.size > 0) {
-    out.push({ time: h.peekTime(), kind: h.firstKind(), o: h.firstOrder() });
+    out.push({ time: h.peekTime(), o: h.firstOrder() });
     h.pop();
   }
   return out;
 }
 
-/** docs/matching.md, Time: (time, expiries before arrivals, acceptance order). */
+/** docs/matching.md, Time: arrivals at the same time in acceptance order. */
 function byDueOrder(a: Entry, b: Entry): number {
-  return a.time - b.time || a.kind - b.kind || a.o.acceptSeq - b.o.acceptSeq;
+  return a.time - b.time || a.o.acceptSeq - b.o.acceptSeq;
 }
 
 const entries = fc.array(
   fc.record({
     time: fc.integer({ min: 0, max: 20 }),
-    kind: fc.constantFrom(EXPIRY, ARRIVAL),
     done: fc.boolean(),
   }),
   { maxLength: 200 },
 );
 
 describe('TimerHeap', () => {
-  it('pops in (time, expiry before arrival, acceptance order)', () => {
+  it('pops in (time, acceptance order)', () => {
     fc.assert(
       fc.property(entries, (es) => {
         const h = new TimerHeap();
-        const all = es.map((e, i) => ({ time: e.time, kind: e.kind, o: order(i + 1) }));
-        for (const e of all) h.push(e.time, e.kind, e.o);
+        const all = es.map((e, i) => ({ time: e.time, o: order(i + 1) }));
+        for (const e of all) h.push(e.time, e.o);
         expect(drain(h)).toEqual([...all].sort(byDueOrder));
       }),
       { seed: 42, numRuns: 200 },
@@ -63,9 +62,9 @@ describe('TimerHeap', () => {
         const all = es.map((e, i) => {
           const o = order(i + 1);
           o.state = e.done ? DONE : RESTING;
-          return { time: e.time, kind: e.kind, o };
+          return { time: e.time, o };
         });
-        for (const e of all) h.push(e.time, e.kind, e.o);
+        for (const e of all) h.push(e.time, e.o);
         h.dropDone((o) => o.state === DONE);
         const live = all.filter((e) => e.o.state !== DONE).sort(byDueOrder);
         expect(drain(h)).toEqual(live);

@@ -1,17 +1,14 @@
 import type { OrderRec } from './order-rec.js';
 
-export const EXPIRY = 0;
-export const ARRIVAL = 1;
-
 /**
- * Due times of expiries and scheduled arrivals, a binary min-heap ordered by
- * (time, expiries before arrivals, acceptance order) as docs/matching.md
- * requires. Entries are not removed when their order goes away; they are
- * checked and dropped when they come due.
+ * Due times of scheduled orders' arrivals (D13), a binary min-heap ordered by
+ * (time, acceptance order). Entries are not removed when their order goes
+ * away (cancelled or expired before it arrives, which is rare); they are
+ * skipped when they come due, and `dropDone` clears them out when they are
+ * more than half the heap.
  */
 export class TimerHeap {
   private readonly times: number[] = [];
-  private readonly kinds: number[] = [];
   private readonly orders: OrderRec[] = [];
 
   get size(): number {
@@ -23,12 +20,14 @@ export class TimerHeap {
     return this.times.length === 0 ? Infinity : (this.times[0] as number);
   }
 
-  push(time: number, kind: number, order: OrderRec): void {
-    const { times, kinds, orders } = this;
-    let i = times.length;
-    times.push(time);
-    kinds.push(kind);
-    orders.push(order);
+  firstOrder(): OrderRec {
+    return this.orders[0] as OrderRec;
+  }
+
+  push(time: number, order: OrderRec): void {
+    let i = this.times.length;
+    this.times.push(time);
+    this.orders.push(order);
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.less(i, parent)) break;
@@ -37,16 +36,29 @@ export class TimerHeap {
     }
   }
 
-  /** Remove the first entry; the caller read it with first*(). */
+  /** Remove the first entry; the caller read it with peekTime/firstOrder. */
   pop(): void {
-    const { times, kinds, orders } = this;
+    const { times, orders } = this;
     if (times.length === 0) return;
-    const last = times.length - 1;
-    this.swap(0, last);
+    this.swap(0, times.length - 1);
     times.pop();
-    kinds.pop();
     orders.pop();
     this.siftDown(0);
+  }
+
+  /** Drop the entries of orders that are done, and rebuild the heap: O(n). */
+  dropDone(isDone: (o: OrderRec) => boolean): void {
+    const { times, orders } = this;
+    let n = 0;
+    for (let i = 0; i < times.length; i++) {
+      const o = orders[i] as OrderRec;
+      if (isDone(o)) continue;
+      times[n] = times[i] as number;
+      orders[n] = o;
+      n++;
+    }
+    times.length = orders.length = n;
+    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(i);
   }
 
   private siftDown(start: number): void {
@@ -63,53 +75,18 @@ export class TimerHeap {
     }
   }
 
-  /**
-   * Drop the entries of orders that are done. Done orders stay referenced
-   * here until their due time (a filled sell's expiry may be 30 days away),
-   * which would keep them alive for the garbage collector; the book calls
-   * this when most entries are dead, so the O(n) rebuild is amortized O(1).
-   */
-  dropDone(isDone: (o: OrderRec) => boolean): void {
-    const { times, kinds, orders } = this;
-    let n = 0;
-    for (let i = 0; i < times.length; i++) {
-      const o = orders[i] as OrderRec;
-      if (isDone(o)) continue;
-      times[n] = times[i] as number;
-      kinds[n] = kinds[i] as number;
-      orders[n] = o;
-      n++;
-    }
-    times.length = kinds.length = orders.length = n;
-    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(i);
-  }
-
-  firstKind(): number {
-    return this.kinds[0] as number;
-  }
-
-  firstOrder(): OrderRec {
-    return this.orders[0] as OrderRec;
-  }
-
   private less(a: number, b: number): boolean {
     const ta = this.times[a] as number;
     const tb = this.times[b] as number;
     if (ta !== tb) return ta < tb;
-    const ka = this.kinds[a] as number;
-    const kb = this.kinds[b] as number;
-    if (ka !== kb) return ka < kb;
     return (this.orders[a] as OrderRec).acceptSeq < (this.orders[b] as OrderRec).acceptSeq;
   }
 
   private swap(a: number, b: number): void {
-    const { times, kinds, orders } = this;
+    const { times, orders } = this;
     const t = times[a] as number;
     times[a] = times[b] as number;
     times[b] = t;
-    const k = kinds[a] as number;
-    kinds[a] = kinds[b] as number;
-    kinds[b] = k;
     const o = orders[a] as OrderRec;
     orders[a] = orders[b] as OrderRec;
     orders[b] = o;
