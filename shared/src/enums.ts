@@ -27,7 +27,10 @@ export const LEASE_STATUSES = [
 ] as const;
 export type LeaseStatus = (typeof LEASE_STATUSES)[number];
 
-/** D12, plus the two rejections an arriving order can suffer (D10, D17). */
+/**
+ * D12, plus what turns away an order that executes after acceptance (a
+ * scheduled or flexible buy): D10, D17, D16 (docs/matching.md).
+ */
 export const CANCEL_REASONS = [
   'user',
   'expired',
@@ -35,6 +38,7 @@ export const CANCEL_REASONS = [
   'nodes_offline',
   'insufficient_liquidity',
   'self_trade_prevented',
+  'order_value_too_low',
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

@@ -1,6 +1,6 @@
 // The matching engine's vocabulary. Rules: docs/matching.md.
 
-import type { Cents } from '@gpux/shared';
+import type { CancelReason, Cents } from '@gpux/shared';
 
 export type { Cents };
 /** Milliseconds since the epoch. The engine never reads a clock. */
@@ -9,8 +9,8 @@ export type Millis = number;
 export type Side = 'buy' | 'sell';
 export type OrderType = 'market' | 'limit';
 
-export type EngineCancelReason =
-  'user' | 'expired' | 'insufficient_liquidity' | 'self_trade_prevented' | 'order_value_too_low';
+/** The reasons the book itself gives (the others come from leases and nodes). */
+export type EngineCancelReason = Exclude<CancelReason, 'lease_terminated' | 'nodes_offline'>;
 
 export type RejectCode =
   | 'invalid_request'
