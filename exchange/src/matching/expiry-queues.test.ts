@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { ExpiryQueues } from './expiry-queues.js';
 import { OrderRec } from './order-rec.js';
 
-function order(acceptSeq: number, acceptedAt: number, expiresAt: number): OrderRec {
+/** `absolute`: an expiry not counted from acceptance (the order names a start). */
+function order(
+  acceptSeq: number,
+  acceptedAt: number,
+  expiresAt: number,
+  absolute = false,
+): OrderRec {
   const input = {
     id: `o${acceptSeq}`,
     side: 'buy',
@@ -14,6 +20,7 @@ function order(acceptSeq: number, acceptedAt: number, expiresAt: number): OrderR
     nodes: 1,
     durationHours: 1,
     limitPrice: 100,
+    ...(absolute ? { startAt: acceptedAt } : {}),
   } as const;
   return new OrderRec(input, acceptedAt, acceptSeq, acceptedAt, expiresAt, 100, 1);
 }
@@ -32,6 +39,8 @@ const scenario = fc.array(
   fc.record({
     wait: fc.integer({ min: 0, max: 3 }),
     delay: fc.oneof(fc.constantFrom(5, 10, 24), fc.integer({ min: 1, max: 40 })),
+    /** When set: an absolute expiry time instead of a delay. */
+    at: fc.option(fc.constantFrom(20, 40, 60, 80), { nil: undefined }),
     drop: fc.boolean(),
   }),
   { maxLength: 300 },
@@ -45,7 +54,11 @@ describe('ExpiryQueues', () => {
         let clock = 0;
         const all = spec.map((s, i) => {
           clock += s.wait;
-          return { o: order(i + 1, clock, clock + s.delay), drop: s.drop };
+          const o =
+            s.at === undefined
+              ? order(i + 1, clock, clock + s.delay)
+              : order(i + 1, clock, s.at, true);
+          return { o, drop: s.drop };
         });
         for (const { o } of all) q.push(o);
         for (const { o, drop } of all) if (drop) q.remove(o);
@@ -68,7 +81,10 @@ describe('ExpiryQueues', () => {
         let clock = 0;
         spec.forEach((s, i) => {
           clock += s.wait;
-          const o = order(i + 1, clock, clock + s.delay);
+          const o =
+            s.at === undefined
+              ? order(i + 1, clock, clock + s.delay)
+              : order(i + 1, clock, s.at, true);
           q.push(o);
           live.add(o);
           if (s.drop) {

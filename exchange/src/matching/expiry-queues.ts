@@ -1,9 +1,9 @@
 import type { OrderRec } from './order-rec.js';
 
 /**
- * The open orders that expire after the same delay (expiresAt − acceptedAt),
- * oldest first. Orders are added in acceptance order and the book's clock
- * never goes back, so each such list is already sorted by expiry.
+ * Open orders that expire after the same delay (expiresAt − acceptedAt), or
+ * at the same time, oldest first. Orders are added in acceptance order and the
+ * book's clock never goes back, so each such list is already sorted by expiry.
  */
 export class DelayQueue {
   head: OrderRec | null = null;
@@ -11,7 +11,11 @@ export class DelayQueue {
   /** Index in ExpiryQueues' heap; -1 when empty. */
   pos = -1;
 
-  constructor(readonly delay: number) {}
+  constructor(
+    /** The delay, or for `absolute` lists the expiry time. */
+    readonly key: number,
+    readonly absolute: boolean,
+  ) {}
 }
 
 /**
@@ -26,6 +30,11 @@ export class DelayQueue {
  */
 export class ExpiryQueues {
   private readonly byDelay = new Map<number, DelayQueue>();
+  /**
+   * An expiry not counted from acceptance (a given start or expiresAt) would
+   * make a list of its own by delay; by time, equal ones share a list.
+   */
+  private readonly byTime = new Map<number, DelayQueue>();
   private readonly heap: DelayQueue[] = [];
 
   /** The order that expires first, if any. */
@@ -35,11 +44,13 @@ export class ExpiryQueues {
 
   /** Add an order accepted no earlier than every order already here. */
   push(o: OrderRec): void {
-    const delay = o.expiresAt - o.acceptedAt;
-    let q = this.byDelay.get(delay);
+    const absolute = o.input.startAt !== undefined || o.input.expiresAt !== undefined;
+    const map = absolute ? this.byTime : this.byDelay;
+    const key = absolute ? o.expiresAt : o.expiresAt - o.acceptedAt;
+    let q = map.get(key);
     if (q === undefined) {
-      q = new DelayQueue(delay);
-      this.byDelay.set(delay, q);
+      q = new DelayQueue(key, absolute);
+      map.set(key, q);
     }
     o.expQueue = q;
     o.expPrev = q.tail;
@@ -67,7 +78,7 @@ export class ExpiryQueues {
     o.expQueue = o.expPrev = o.expNext = null;
     if (!wasHead) return;
     if (q.head === null) {
-      this.byDelay.delete(q.delay);
+      (q.absolute ? this.byTime : this.byDelay).delete(q.key);
       this.removeAt(q.pos);
       q.pos = -1;
     } else {

@@ -1061,37 +1061,59 @@ describe('D12: expiry', () => {
     expect(events).toEqual([cancelled(at(24), 'b1', 'expired', 2)]);
   });
 
-  it('D12: a sell expires once its window cannot hold the shortest lease (end − 1 h)', () => {
+  it('D12: a sell expires at the first instant its window cannot hold the shortest lease', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[sell('s1', 2, 100, { durationHours: 10 }), 0]]);
     // when
-    const before = book.advance(at(9) - 1);
+    const before = book.advance(at(9));
     const events = book.advance(at(10));
-    // then
+    // then: at end − 1 h a 1 h lease still fits; 1 ms later none does
     expect(before).toEqual([]);
-    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 2)]);
+    expect(events).toEqual([cancelled(at(9) + 1, 's1', 'expired', 2)]);
     expect(book.snapshot(10)).toEqual(EMPTY);
   });
 
-  it('D12: a sell with an expiresAt after its last hour still leaves at end − 1 h', () => {
+  it('D6 / D12: a 1 h lease still fills at the last instant it fits, also from a scheduled 1 h sell', () => {
+    // given: a resting 1 h bid, and a 1 h sell that starts at 2 h
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 1, 300, { durationHours: 1 }), 0],
+      [sell('s1', 1, 200, { durationHours: 1, startAt: at(2) }), 0],
+    ]);
+    // when
+    const events = book.advance(at(2));
+    // then
+    expect(events).toEqual([matched(at(2), 'b1', [fill('s1', 1, 200, 0)], 0)]);
+  });
+
+  it('D12: a sell whose expiresAt comes before its start is invalid', () => {
+    const book = new OrderBook();
+    const r = book.place(sell('s1', 1, 200, { startAt: at(5), expiresAt: at(1) }), at(0));
+    expectRejected(r, 'invalid_request');
+  });
+
+  it('D12: a sell with an expiresAt after its last hour still leaves when no lease fits', () => {
     // given: a resale-like sell whose available_until is past its window
     const book = new OrderBook();
     givenOrders(book, [[sell('s1', 1, 100, { durationHours: 10, expiresAt: at(20) }), 0]]);
     // when
     const events = book.advance(at(20));
     // then
-    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 1)]);
+    expect(events).toEqual([cancelled(at(9) + 1, 's1', 'expired', 1)]);
   });
 
-  it('D12 / D13: a scheduled sell arrives at startAt and expires at startAt + window − 1 h', () => {
+  it('D12 / D13: a scheduled sell arrives at startAt and expires 1 ms after startAt + window − 1 h', () => {
     // given
     const book = new OrderBook();
     givenOrders(book, [[sell('s1', 1, 100, { durationHours: 10, startAt: at(2) }), 0]]);
     // when
     const events = book.advance(at(13));
     // then
-    expect(events).toEqual([rested(at(2), 's1', 100, 1), cancelled(at(11), 's1', 'expired', 1)]);
+    expect(events).toEqual([
+      rested(at(2), 's1', 100, 1),
+      cancelled(at(11) + 1, 's1', 'expired', 1),
+    ]);
   });
 
   it('D12: an explicit expiresAt overrides the default (limit buy)', () => {
@@ -1161,7 +1183,7 @@ describe('D12: expiry', () => {
     // when
     const events = book.advance(at(10));
     // then
-    expect(events).toEqual([cancelled(at(9), 's1', 'expired', 2)]);
+    expect(events).toEqual([cancelled(at(9) + 1, 's1', 'expired', 2)]);
   });
 
   it('Time: a rejected order still reports the timers that fired before it was looked at', () => {
@@ -2559,7 +2581,7 @@ describe('restore', () => {
         remaining: 2,
         acceptedAt: at(1),
         startAt: at(1),
-        expiresAt: at(48), // 1 h before its window ends (D12)
+        expiresAt: at(48) + 1, // the first instant no 1 h lease fits (D12)
         price: 110,
       },
       {
@@ -2568,7 +2590,7 @@ describe('restore', () => {
         remaining: 1,
         acceptedAt: at(0),
         startAt: at(0),
-        expiresAt: at(47),
+        expiresAt: at(47) + 1,
         price: 120,
       },
     ]);
@@ -2648,5 +2670,34 @@ describe('restore', () => {
     // then: 'late' is still first in the queue
     expect(r).toMatchObject({ events: [matched(at(2), 'b1', [fill('late', 1, 100, 0)], 0)] });
     expect(restored.openOrders()).toEqual(book.openOrders().filter((o) => o.input.id === 'early'));
+  });
+
+  it('restore: refuses a resting order without seq (its place in the queue would be a guess)', () => {
+    const book = new OrderBook();
+    givenOrders(book, [[limitBuy('b1', 1, 100), 0]]);
+    const [open] = book.openOrders();
+    if (open === undefined) throw new Error('no open order');
+    expect(() => OrderBook.restore([{ ...open, seq: null }], null, book.clock)).toThrow(/seq/);
+  });
+
+  it('restore: acceptance and entry numbers never go back, whatever counters say', () => {
+    // given: two resting orders, restored with counters too low
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 1, 100), 0],
+      [limitBuy('b2', 1, 100), 0],
+    ]);
+    const restored = OrderBook.restore(book.openOrders(), null, book.clock, {
+      accepted: 0,
+      entered: 0,
+    });
+    // when
+    place(restored, limitBuy('b3', 1, 100), at(0));
+    // then: b3 comes after both, in acceptance and in the queue
+    expect(restored.openOrders().map((o) => [o.input.id, o.acceptSeq, o.seq])).toEqual([
+      ['b1', 1, 1],
+      ['b2', 2, 2],
+      ['b3', 3, 3],
+    ]);
   });
 });

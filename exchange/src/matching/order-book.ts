@@ -98,19 +98,19 @@ export class OrderBook implements Book {
     const isLimit = input.type === 'limit';
     const isBuy = input.side === 'buy';
     const flexHours = input.flexibleWindowHours;
-    // D12 expiries. A sell leaves once no lease fits what is left of its
-    // window (D6; the shortest lease is 1 h): standing on as best ask, it
-    // would only move the mid and so the collar (D15).
+    // D12 expiries. A sell leaves at the first instant no lease fits what is
+    // left of its window (D6; the shortest lease is 1 h): standing on as best
+    // ask, it would only move the mid and so the collar (D15).
     let expiresAt: Millis;
     if (!isBuy) {
-      const lastFit = sellWindowEnd(input, t) - HOUR_MS;
+      const noneFits = sellWindowEnd(input, t) - HOUR_MS + 1;
       expiresAt =
-        input.expiresAt !== undefined && input.expiresAt < lastFit ? input.expiresAt : lastFit;
+        input.expiresAt !== undefined && input.expiresAt < noneFits ? input.expiresAt : noneFits;
     } else if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
     else if (flexHours !== undefined) expiresAt = startAt + flexHours * HOUR_MS;
     else if (isLimit) expiresAt = t + DAY_MS;
     else expiresAt = Infinity;
-    if (isBuy && expiresAt <= startAt) {
+    if (expiresAt <= startAt) {
       return {
         ok: false,
         code: 'invalid_request',
@@ -316,8 +316,9 @@ export class OrderBook implements Book {
       );
       book.register(o);
       if (oo.state === 'resting') {
+        if (oo.seq === null) throw new Error(`restore: resting order ${o.id} has no seq`);
         o.state = RESTING;
-        o.seq = oo.seq ?? 0;
+        o.seq = oo.seq;
         resting.push(o);
       } else if (oo.state === 'scheduled') {
         o.state = SCHEDULED;
@@ -333,20 +334,15 @@ export class OrderBook implements Book {
     for (const o of byAcceptance) if (o.expiresAt !== Infinity) book.expiries.push(o);
     resting.sort((a, b) => a.seq - b.seq);
     for (const o of resting) (o.isBuy ? book.bids : book.asks).append(o);
+    // Numbers and the clock never go back, whatever the caller passes.
     if (counters !== undefined) {
-      book.accepted = counters.accepted;
-      book.entered = counters.entered;
+      book.accepted = Math.max(book.accepted, counters.accepted);
+      book.entered = Math.max(book.entered, counters.entered);
     }
+    for (const o of book.open.values()) if (o.acceptedAt > book.now) book.now = o.acceptedAt;
     return book;
   }
 
-  /**
-   * Order ids are the exchange's own (newId), unique by construction, so
-   * place() does not look them up: in a book of half a million orders that
-   * miss costs a fifth of the order path. A duplicate is a caller bug; it is
-   * caught here, when the second order becomes open, and thrown: the book may
-   * have traded it already, so the exchange must rebuild from its database.
-   */
   private scheduleArrival(o: OrderRec): void {
     this.timers.push(o.startAt, o);
     o.timers++;
@@ -363,6 +359,13 @@ export class OrderBook implements Book {
     this.deadTimers += o.timers;
   }
 
+  /**
+   * Order ids are the exchange's own (newId), unique by construction, so
+   * place() does not look them up: in a book of half a million orders that
+   * miss costs a fifth of the order path. A duplicate is a caller bug; it is
+   * caught here, when the second order becomes open, and thrown: the book may
+   * have traded it already, so the exchange must rebuild from its database.
+   */
   private register(o: OrderRec): void {
     const size = this.open.size;
     this.open.set(o.id, o);
@@ -521,7 +524,6 @@ export class OrderBook implements Book {
     return got;
   }
 
-  /** Apply the planned single step of buy b (resting or arriving). */
   /**
    * Apply plan entries [from, to) as one matching step of buy b: resting (a
    * sell's walk) or arriving. `s` is the arriving sell, not yet in the book.

@@ -321,7 +321,7 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
     expect(matched(m.events)[0]?.fills[0]?.sellOrderId).toBe('now');
     // a scheduled sell's window starts at its startAt; it leaves 1 h before its end
     const later = book.openOrders()[0];
-    expect(later?.expiresAt).toBe(T0 + 11 * H);
+    expect(later?.expiresAt).toBe(T0 + 11 * H + 1);
   });
 
   it('D13: a scheduled market buy that cannot fill on arrival is cancelled, not rejected', () => {
@@ -390,13 +390,13 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
     });
   });
 
-  it('D12: expiry of limit buys after 24 h and of sells 1 h before the window end; expiries before arrivals', () => {
+  it('D12: expiry of limit buys after 24 h and of sells once no 1 h lease fits; expiries before arrivals', () => {
     const book = new NaiveBook();
     ok(book.place(buy('b', 1, 100), T0));
     ok(book.place(sell('s', 1, 150, { durationHours: 5 }), T0));
-    expect(book.advance(T0 + 4 * H - 1)).toEqual([]);
-    expect(book.advance(T0 + 4 * H)).toEqual([
-      { type: 'cancelled', at: T0 + 4 * H, orderId: 's', reason: 'expired', nodes: 1 },
+    expect(book.advance(T0 + 4 * H)).toEqual([]);
+    expect(book.advance(T0 + 4 * H + 1)).toEqual([
+      { type: 'cancelled', at: T0 + 4 * H + 1, orderId: 's', reason: 'expired', nodes: 1 },
     ]);
     expect(book.advance(T0 + 24 * H)).toEqual([
       { type: 'cancelled', at: T0 + 24 * H, orderId: 'b', reason: 'expired', nodes: 1 },

@@ -336,13 +336,14 @@ export class NaiveBook implements Book {
     const windowEnd = (input.startAt ?? now) + input.durationHours * HOUR;
     if (input.side === 'sell' && windowEnd - startAt < HOUR) return bad('window under 1 h');
     let expiresAt: Millis;
-    if (input.side === 'sell') expiresAt = Math.min(input.expiresAt ?? Infinity, windowEnd - HOUR);
+    if (input.side === 'sell')
+      expiresAt = Math.min(input.expiresAt ?? Infinity, windowEnd - HOUR + 1);
     else if (input.expiresAt !== undefined) expiresAt = input.expiresAt;
     else if (input.flexibleWindowHours !== undefined)
       expiresAt = startAt + input.flexibleWindowHours * HOUR;
     else if (input.type === 'limit') expiresAt = now + 24 * HOUR;
     else expiresAt = Infinity;
-    if (input.side === 'buy' && expiresAt <= startAt) return bad('expires before it starts');
+    if (expiresAt <= startAt) return bad('expires before it starts');
     const gpus = input.nodes * 8;
 
     // 2. limit orders: collar, then minimum value
