@@ -2,28 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { ExpiryQueues } from './expiry-queues.js';
-import { OrderRec } from './order-rec.js';
-
-/** `absolute`: an expiry not counted from acceptance (the order names a start). */
-function order(
-  acceptSeq: number,
-  acceptedAt: number,
-  expiresAt: number,
-  absolute = false,
-): OrderRec {
-  const input = {
-    id: `o${acceptSeq}`,
-    side: 'buy',
-    type: 'limit',
-    accountId: 'a',
-    orgId: 'g',
-    nodes: 1,
-    durationHours: 1,
-    limitPrice: 100,
-    ...(absolute ? { startAt: acceptedAt } : {}),
-  } as const;
-  return new OrderRec(input, acceptedAt, acceptSeq, acceptedAt, expiresAt, 100, 1);
-}
+import { orderRec } from './testing/given.js';
+import type { OrderRec } from './order-rec.js';
 
 function drain(q: ExpiryQueues): number[] {
   const out: number[] = [];
@@ -56,8 +36,8 @@ describe('ExpiryQueues', () => {
           clock += s.wait;
           const o =
             s.at === undefined
-              ? order(i + 1, clock, clock + s.delay)
-              : order(i + 1, clock, s.at, true);
+              ? orderRec(i + 1, clock, clock + s.delay)
+              : orderRec(i + 1, clock, s.at, true);
           return { o, drop: s.drop };
         });
         for (const { o } of all) q.push(o);
@@ -83,8 +63,8 @@ describe('ExpiryQueues', () => {
           clock += s.wait;
           const o =
             s.at === undefined
-              ? order(i + 1, clock, clock + s.delay)
-              : order(i + 1, clock, s.at, true);
+              ? orderRec(i + 1, clock, clock + s.delay)
+              : orderRec(i + 1, clock, s.at, true);
           q.push(o);
           live.add(o);
           if (s.drop) {
@@ -106,7 +86,7 @@ describe('ExpiryQueues', () => {
 
   it('ignores the removal of an order it does not hold', () => {
     const q = new ExpiryQueues();
-    const o = order(1, 0, 5);
+    const o = orderRec(1, 0, 5);
     q.remove(o);
     q.push(o);
     q.remove(o);

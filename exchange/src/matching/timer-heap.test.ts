@@ -1,22 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { DONE, OrderRec, RESTING } from './order-rec.js';
+import { DONE, RESTING } from './order-rec.js';
+import type { OrderRec } from './order-rec.js';
+import { orderRec } from './testing/given.js';
 import { TimerHeap } from './timer-heap.js';
-
-function order(acceptSeq: number): OrderRec {
-  const input = {
-    id: `o${acceptSeq}`,
-    side: 'buy',
-    type: 'limit',
-    accountId: 'a',
-    orgId: 'g',
-    nodes: 1,
-    durationHours: 1,
-    limitPrice: 100,
-  } as const;
-  return new OrderRec(input, 0, acceptSeq, 0, 0, 100, 1);
-}
 
 type Entry = { time: number; o: OrderRec };
 
@@ -47,7 +35,7 @@ describe('TimerHeap', () => {
     fc.assert(
       fc.property(entries, (es) => {
         const h = new TimerHeap();
-        const all = es.map((e, i) => ({ time: e.time, o: order(i + 1) }));
+        const all = es.map((e, i) => ({ time: e.time, o: orderRec(i + 1) }));
         for (const e of all) h.push(e.time, e.o);
         expect(drain(h)).toEqual([...all].sort(byDueOrder));
       }),
@@ -60,7 +48,7 @@ describe('TimerHeap', () => {
       fc.property(entries, (es) => {
         const h = new TimerHeap();
         const all = es.map((e, i) => {
-          const o = order(i + 1);
+          const o = orderRec(i + 1);
           o.state = e.done ? DONE : RESTING;
           return { time: e.time, o };
         });

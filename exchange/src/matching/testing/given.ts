@@ -2,6 +2,7 @@
 // defaults, expected events and levels written out by hand. Rules:
 // docs/matching.md. No test framework here, so it type-checks with the sources.
 
+import { OrderRec } from '../order-rec.js';
 import type {
   Book,
   BookEvent,
@@ -122,3 +123,28 @@ export const level = (price: Cents, gpus: number, orders: number): Level => ({
   gpus,
   orders,
 });
+
+/**
+ * A bare order record for the timer structures' tests: a 1-node limit buy
+ * accepted at `acceptedAt`. With `absolute`, it names a start, so its expiry
+ * is not counted from acceptance.
+ */
+export function orderRec(
+  acceptSeq: number,
+  acceptedAt = 0,
+  expiresAt = 0,
+  absolute = false,
+): OrderRec {
+  const input: OrderInput = {
+    id: `o${acceptSeq}`,
+    side: 'buy',
+    type: 'limit',
+    accountId: 'a',
+    orgId: 'g',
+    nodes: 1,
+    durationHours: 1,
+    limitPrice: 100,
+    ...(absolute ? { startAt: acceptedAt } : {}),
+  };
+  return new OrderRec(input, acceptedAt, acceptSeq, acceptedAt, expiresAt, 100, 1);
+}
