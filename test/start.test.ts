@@ -4,6 +4,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -30,7 +33,15 @@ function waitForUrl(proc: ChildProcess): Promise<string> {
 
 beforeAll(async () => {
   child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' },
+    // The embedded default (D34): PGlite in a folder of its own.
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      GPUX_DATA_DIR: mkdtempSync(join(tmpdir(), 'gpux-start-')),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   baseUrl = await waitForUrl(child);
@@ -43,6 +54,10 @@ afterAll(() => {
 describe('exchange process', () => {
   it('prints a URL with the port it bound', () => {
     expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+  });
+
+  it('D34: runs on the embedded database and applies the migrations first', () => {
+    expect(output).toMatch(/database: PGlite in .*pgdata, migrations applied: 1/);
   });
 
   it('serves /healthz over HTTP', async () => {

@@ -9,24 +9,34 @@ describe('loadConfig', () => {
 
   it('reads HOST, PORT and LOG_LEVEL', () => {
     expect(loadConfig({ HOST: '0.0.0.0', PORT: '0', LOG_LEVEL: 'silent' })).toEqual({
+      ...DEFAULT_CONFIG,
       host: '0.0.0.0',
       port: 0,
       logLevel: 'silent',
     });
   });
 
+  it('D34: DATABASE_URL selects PostgreSQL; without it, PGlite under GPUX_DATA_DIR', () => {
+    expect(loadConfig({})).toMatchObject({ databaseUrl: undefined, dataDir: '.gpux' });
+    expect(
+      loadConfig({ DATABASE_URL: 'postgres://u@db:5432/gpux', GPUX_DATA_DIR: '/var/lib/gpux' }),
+    ).toMatchObject({ databaseUrl: 'postgres://u@db:5432/gpux', dataDir: '/var/lib/gpux' });
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+  });
+
   it('reports every problem at once', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: '70000', LOG_LEVEL: 'loud' });
+      loadConfig({ PORT: '70000', LOG_LEVEL: 'loud', DATABASE_URL: 'nope' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const { problems } = error as ConfigError;
-    expect(problems).toHaveLength(2);
+    expect(problems).toHaveLength(3);
     expect(problems[0]).toMatch(/^PORT /);
     expect(problems[1]).toMatch(/^LOG_LEVEL /);
+    expect(problems[2]).toMatch(/^DATABASE_URL /);
   });
 
   it.each(['-1', '8080x', '1.5', '123456'])('rejects PORT=%s', (PORT) => {

@@ -8,12 +8,18 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly logLevel: LogLevel;
+  /** PostgreSQL to use; undefined: PGlite under dataDir (D34). */
+  readonly databaseUrl: string | undefined;
+  /** Where the embedded database keeps its files. */
+  readonly dataDir: string;
 }
 
 export const DEFAULT_CONFIG: Config = {
   host: '127.0.0.1',
   port: 8080,
   logLevel: 'info',
+  databaseUrl: undefined,
+  dataDir: '.gpux',
 };
 
 export class ConfigError extends Error {
@@ -53,6 +59,12 @@ export function loadConfig(env: Env = process.env): Config {
     else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLevel}"`);
   }
 
+  const databaseUrl = value('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const dataDir = value('GPUX_DATA_DIR') ?? DEFAULT_CONFIG.dataDir;
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { host, port, logLevel };
+  return { host, port, logLevel, databaseUrl, dataDir };
 }

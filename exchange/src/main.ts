@@ -1,9 +1,16 @@
 // Entry point of `npm start`: configure, listen, print the URL, drain on signals.
 
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { openPglite } from './db/pglite.js';
+import { openPostgres } from './db/postgres.js';
 
 function readConfig(): Config {
   try {
@@ -21,7 +28,21 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** D34: PostgreSQL when DATABASE_URL is set, else PGlite on disk under GPUX_DATA_DIR. */
+async function openDatabase(config: Config): Promise<Database> {
+  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
+  const dir = join(config.dataDir, 'pgdata');
+  mkdirSync(dir, { recursive: true });
+  return openPglite(dir);
+}
+
 const config = readConfig();
+const db = await openDatabase(config);
+const applied = await migrate(db);
+console.log(
+  `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
+    (applied.length > 0 ? `, migrations applied: ${applied.join(', ')}` : ', schema up to date'),
+);
 const app = buildApp(config);
 
 let draining = false;
@@ -35,6 +56,7 @@ async function drain(signal: NodeJS.Signals): Promise<void> {
   try {
     // Stops accepting connections, lets in-flight requests finish (D34).
     await app.close();
+    await db.close();
     process.exit(0);
   } catch (err) {
     console.error('shutdown failed', err);

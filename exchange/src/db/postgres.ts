@@ -1,0 +1,60 @@
+import pg from 'pg';
+
+import type { Database, Queryable } from './database.js';
+import { parseInt8 } from './database.js';
+
+const INT8_OID = 20;
+
+/** A real PostgreSQL server (DATABASE_URL). */
+export function openPostgres(connectionString: string, maxConnections = 10): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max: maxConnections,
+    // Per pool, not the process-wide pg.types, so nothing else is surprised.
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID
+          ? parseInt8
+          : (pg.types.getTypeParser as (o: number, f?: string) => (v: string) => unknown)(
+              oid,
+              format,
+            ),
+    },
+  });
+  // An idle client's error (server restart) must not crash the process; the
+  // next query gets a fresh connection or fails on its own.
+  pool.on('error', () => undefined);
+
+  const on = (client: pg.PoolClient | pg.Pool): Queryable => ({
+    async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return result.rows as Row[];
+    },
+    async exec(sql: string): Promise<void> {
+      // Without parameters pg uses the simple protocol: several statements run.
+      await client.query(sql);
+    },
+  });
+
+  return {
+    kind: 'postgres',
+    ...on(pool),
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const value = await fn(on(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// A database of its own for each test file, on the PostgreSQL server of this
+// machine (CI has one; DEVELOPERS.md), so runs never collide.
+
+import { randomBytes } from 'node:crypto';
+
+import pg from 'pg';
+
+import type { Database } from '../database.js';
+import { openPostgres } from '../postgres.js';
+
+/** Where to create test databases: a server and a database to connect to first. */
+const ADMIN_URL = process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface FreshDatabase {
+  readonly db: Database;
+  readonly url: string;
+  /** Close the pool and drop the database. */
+  drop(): Promise<void>;
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function freshPostgres(): Promise<FreshDatabase> {
+  const name = `gpux_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const db = openPostgres(url.toString());
+  return {
+    db,
+    url: url.toString(),
+    async drop(): Promise<void> {
+      await db.close();
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// The double-entry ledger (D1-D3). Every movement of money is one balanced
+// ledger transaction; the database refuses an unbalanced one at commit
+// (migrations/0001), and this module refuses it before it gets there.
+
+import { PLATFORM_FEE_PERCENT, splitFee } from '@gpux/shared';
+import type { Cents } from '@gpux/shared';
+
+import type { Queryable } from '../db/database.js';
+
+/** The platform's own account: both fees go there (D2). */
+export const PLATFORM_ACCOUNT_ID = 'acc_platform';
+
+export type EntryKind =
+  /** Buyer pays the compute cost of a fill. */
+  | 'buyer_charge'
+  /** Buyer pays the platform fee on top (D2). */
+  | 'buyer_fee'
+  /** Seller (provider or reseller) is owed the compute cost of the fill... */
+  | 'seller_proceeds'
+  /** ...less the platform fee (D2: the seller receives 90 %). */
+  | 'seller_fee'
+  /** Platform's side of either fee. */
+  | 'platform_fee'
+  /** Refund of unused time to the buyer, and the seller's matching reversal (D4, D26). */
+  | 'refund'
+  | 'refund_reversal';
+
+export interface Posting {
+  readonly accountId: string;
+  readonly kind: EntryKind;
+  /** Positive: the account is owed money; negative: it owes. Integer cents. */
+  readonly amountCents: Cents;
+}
+
+export interface LedgerTransaction {
+  /** txn_… */
+  readonly id: string;
+  readonly kind: string;
+  readonly orderId?: string | undefined;
+  readonly leaseId?: string | undefined;
+  readonly postings: readonly Posting[];
+}
+
+export class LedgerError extends Error {
+  override readonly name = 'LedgerError';
+}
+
+/** Throws unless the postings are integer cents, non-zero, and sum to zero. */
+export function assertBalanced(postings: readonly Posting[]): void {
+  if (postings.length < 2) throw new LedgerError('a ledger transaction needs two postings or more');
+  let sum = 0;
+  for (const p of postings) {
+    if (!Number.isSafeInteger(p.amountCents) || p.amountCents === 0) {
+      throw new LedgerError(
+        `posting ${p.kind} of ${p.accountId}: ${p.amountCents} is not a non-zero integer of cents`,
+      );
+    }
+    sum += p.amountCents;
+  }
+  if (sum !== 0) throw new LedgerError(`postings sum to ${sum}, not 0`);
+}
+
+/**
+ * D2: the postings of one fill worth `computeCents`: the buyer pays it plus
+ * the fee, the seller is owed it less the fee, the platform gets both fees.
+ * Zero amounts are left out (a fill too small for a fee has none).
+ */
+export function fillPostings(
+  buyerAccountId: string,
+  sellerAccountId: string,
+  computeCents: Cents,
+): Posting[] {
+  const { fee } = splitFee(computeCents, PLATFORM_FEE_PERCENT);
+  const all: Posting[] = [
+    { accountId: buyerAccountId, kind: 'buyer_charge', amountCents: -computeCents },
+    { accountId: buyerAccountId, kind: 'buyer_fee', amountCents: -fee },
+    { accountId: sellerAccountId, kind: 'seller_proceeds', amountCents: computeCents },
+    { accountId: sellerAccountId, kind: 'seller_fee', amountCents: -fee },
+    { accountId: PLATFORM_ACCOUNT_ID, kind: 'platform_fee', amountCents: 2 * fee },
+  ];
+  return all.filter((p) => p.amountCents !== 0);
+}
+
+/** Write one balanced transaction, inside the caller's database transaction. */
+export async function post(tx: Queryable, t: LedgerTransaction): Promise<void> {
+  assertBalanced(t.postings);
+  await tx.query(
+    'INSERT INTO ledger_transactions (id, kind, order_id, lease_id) VALUES ($1, $2, $3, $4)',
+    [t.id, t.kind, t.orderId ?? null, t.leaseId ?? null],
+  );
+  const values: string[] = [];
+  const params: unknown[] = [t.id];
+  for (const p of t.postings) {
+    const i = params.length;
+    values.push(`($1, $${i + 1}, $${i + 2}, $${i + 3})`);
+    params.push(p.accountId, p.kind, p.amountCents);
+  }
+  await tx.query(
+    `INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents) VALUES ${values.join(', ')}`,
+    params,
+  );
+}
+
+/** An account's balance: the sum of its entries (D33). */
+export async function balanceOf(q: Queryable, accountId: string): Promise<Cents> {
+  const [row] = await q.query<{ balance: number }>(
+    'SELECT COALESCE(SUM(amount_cents), 0)::bigint AS balance FROM ledger_entries WHERE account_id = $1',
+    [accountId],
+  );
+  return row?.balance ?? 0;
+}
+
+/** Σ over every account, the platform's included: always 0 (D3). */
+export async function ledgerTotal(q: Queryable): Promise<Cents> {
+  const [row] = await q.query<{ total: number }>(
+    'SELECT COALESCE(SUM(amount_cents), 0)::bigint AS total FROM ledger_entries',
+  );
+  return row?.total ?? 0;
+}
