@@ -1,12 +1,25 @@
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GpuxError } from '@gpux/shared';
 import { BODY_LIMIT_BYTES, buildApp } from './app.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { openPglite } from './db/pglite.js';
 
 let app: FastifyInstance | undefined;
+let db: Database;
+
+beforeAll(async () => {
+  db = await openPglite();
+  await migrate(db);
+});
+
+afterAll(async () => {
+  await db.close();
+});
 
 function testApp(): FastifyInstance {
-  app = buildApp({ logLevel: 'silent' });
+  app = buildApp({ logLevel: 'silent' }, { db, adminToken: 'test-admin-token-0123456789' });
   return app;
 }
 

@@ -5,15 +5,27 @@ import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GpuxError, errorBody } from '@gpux/shared';
 import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { accountRoutes } from './routes/accounts.js';
 
 /** D20: larger bodies are rejected with payload_too_large. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 export type AppConfig = Pick<Config, 'logLevel'>;
 
-export function buildApp(config: AppConfig): FastifyInstance {
+/** What the routes work with; main.ts opens them, tests bring their own. */
+export interface Services {
+  readonly db: Database;
+  /** D31: guards the admin API. */
+  readonly adminToken: string;
+}
+
+export function buildApp(config: AppConfig, services: Services): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
+    // A misspelt field must be an error, not silently dropped (ajv's
+    // removeAdditional, on by default in Fastify, would drop it).
+    ajv: { customOptions: { removeAdditional: false } },
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
   });
 
@@ -29,6 +41,7 @@ export function buildApp(config: AppConfig): FastifyInstance {
   });
 
   app.get('/healthz', () => ({ status: 'ok' }));
+  accountRoutes(app, services.db, services.adminToken);
 
   return app;
 }

@@ -24,6 +24,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
   });
 
+  it('D34: GPUX_ADMIN_TOKEN is read, and refused when short', () => {
+    expect(loadConfig({}).adminToken).toBeUndefined();
+    expect(loadConfig({ GPUX_ADMIN_TOKEN: 'a-long-enough-admin-token' }).adminToken).toBe(
+      'a-long-enough-admin-token',
+    );
+    expect(() => loadConfig({ GPUX_ADMIN_TOKEN: 'short' })).toThrow(/GPUX_ADMIN_TOKEN/);
+  });
+
   it('reports every problem at once', () => {
     let error: unknown;
     try {

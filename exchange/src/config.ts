@@ -12,6 +12,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** Where the embedded database keeps its files. */
   readonly dataDir: string;
+  /** D31: guards the admin API; undefined: main.ts generates one and prints it. */
+  readonly adminToken: string | undefined;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -20,6 +22,7 @@ export const DEFAULT_CONFIG: Config = {
   logLevel: 'info',
   databaseUrl: undefined,
   dataDir: '.gpux',
+  adminToken: undefined,
 };
 
 export class ConfigError extends Error {
@@ -64,7 +67,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const dataDir = value('GPUX_DATA_DIR') ?? DEFAULT_CONFIG.dataDir;
+  const adminToken = value('GPUX_ADMIN_TOKEN');
+  if (adminToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(adminToken)) {
+    problems.push('GPUX_ADMIN_TOKEN must be 16 to 512 printable characters, no spaces');
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { host, port, logLevel, databaseUrl, dataDir };
+  return { host, port, logLevel, databaseUrl, dataDir, adminToken };
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { buildApp } from './app.js';
+import { newApiToken } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -43,7 +44,12 @@ console.log(
   `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
     (applied.length > 0 ? `, migrations applied: ${applied.join(', ')}` : ', schema up to date'),
 );
-const app = buildApp(config);
+let adminToken = config.adminToken;
+if (adminToken === undefined) {
+  adminToken = newApiToken();
+  console.log(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${adminToken}`);
+}
+const app = buildApp(config, { db, adminToken });
 
 let draining = false;
 async function drain(signal: NodeJS.Signals): Promise<void> {

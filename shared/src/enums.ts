@@ -42,6 +42,10 @@ export const CANCEL_REASONS = [
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 
+/** D24: what a token may do. The agent's gRPC calls need `provider`. */
+export const TOKEN_SCOPES = ['trade', 'read', 'leases', 'provider', 'admin'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
 function guard<T extends string>(values: readonly T[]): (x: unknown) => x is T {
   const set: ReadonlySet<unknown> = new Set(values);
   return (x: unknown): x is T => set.has(x);
@@ -54,6 +58,7 @@ export const isOrderType = guard(ORDER_TYPES);
 export const isOrderStatus = guard(ORDER_STATUSES);
 export const isLeaseStatus = guard(LEASE_STATUSES);
 export const isCancelReason = guard(CANCEL_REASONS);
+export const isTokenScope = guard(TOKEN_SCOPES);
 
 /** Orders are whole nodes (spec rule 4, D5). */
 export const GPUS_PER_NODE = 8;

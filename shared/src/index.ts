@@ -1,5 +1,6 @@
 export {
   CANCEL_REASONS,
+  TOKEN_SCOPES,
   COLLAR_PERCENT,
   GPU_TYPES,
   GPUS_PER_NODE,
@@ -14,6 +15,7 @@ export {
   SIDES,
   ZONES,
   isCancelReason,
+  isTokenScope,
   isGpuType,
   isLeaseStatus,
   isOrderStatus,
@@ -28,6 +30,7 @@ export type {
   OrderStatus,
   OrderType,
   Side,
+  TokenScope,
   Zone,
 } from './enums.js';
 export { ERROR_CODES, GpuxError, errorBody, isErrorCode } from './errors.js';

@@ -1,0 +1,36 @@
+// Request authentication (D24): a Bearer token on every /v1 request; 401 when
+// it is missing or unknown, 403 when it lacks the route's scope.
+
+import { GpuxError } from '@gpux/shared';
+import type { TokenScope } from '@gpux/shared';
+import type { FastifyRequest } from 'fastify';
+
+import type { Principal } from '../accounts/accounts.js';
+import { principalOf } from '../accounts/accounts.js';
+import type { Queryable } from '../db/database.js';
+import { bearerToken, sameSecret } from './tokens.js';
+
+export async function authenticate(
+  db: Queryable,
+  request: FastifyRequest,
+  scope: TokenScope,
+): Promise<Principal> {
+  const token = bearerToken(request.headers.authorization);
+  if (token === undefined) {
+    throw new GpuxError('unauthorized', 'send Authorization: Bearer <API token>');
+  }
+  const principal = await principalOf(db, token);
+  if (principal === undefined) throw new GpuxError('unauthorized', 'unknown or revoked API token');
+  if (!principal.scopes.has(scope)) {
+    throw new GpuxError('forbidden', `this token lacks the "${scope}" scope`);
+  }
+  return principal;
+}
+
+/** The operators' API (D31): the admin token from GPUX_ADMIN_TOKEN. */
+export function authenticateAdmin(request: FastifyRequest, adminToken: string): void {
+  const token = bearerToken(request.headers.authorization);
+  if (token === undefined || !sameSecret(token, adminToken)) {
+    throw new GpuxError('unauthorized', 'the admin API needs the admin token');
+  }
+}

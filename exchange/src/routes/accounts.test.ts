@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { buildApp } from '../app.js';
+import { migrate } from '../db/migrate.js';
+import { freshPostgres } from '../db/testing/fresh-database.js';
+import type { FreshDatabase } from '../db/testing/fresh-database.js';
+import { fillPostings, post } from '../ledger/ledger.js';
+
+const ADMIN = 'test-admin-token-0123456789';
+let fresh: FreshDatabase;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  fresh = await freshPostgres();
+  await migrate(fresh.db);
+  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN });
+});
+
+afterAll(async () => {
+  await app.close();
+  await fresh.drop();
+});
+
+async function createAccount(
+  body: Record<string, unknown>,
+  token = ADMIN,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/admin/accounts',
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  });
+  return { status: res.statusCode, json: res.json<Record<string, unknown>>() };
+}
+
+async function getAccount(
+  token: string | undefined,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await app.inject({
+    method: 'GET',
+    url: '/v1/account',
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
+  return { status: res.statusCode, json: res.json<Record<string, unknown>>() };
+}
+
+describe('POST /v1/admin/accounts (D31)', () => {
+  it('creates an account in a new organization and shows its token once', async () => {
+    const r = await createAccount({
+      name: 'alice',
+      organization: 'acme',
+      scopes: ['trade', 'read'],
+    });
+    expect(r.status).toBe(201);
+    expect(r.json).toMatchObject({ organization: 'acme', scopes: ['trade', 'read'] });
+    expect(r.json['account_id']).toMatch(/^acc_/);
+    expect(r.json['organization_id']).toMatch(/^org_/);
+    expect(r.json['token']).toMatch(/^gpux_[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('D24: stores only the hash of the token', async () => {
+    const r = await createAccount({ name: 'hash', organization: 'acme', scopes: ['read'] });
+    const token = r.json['token'] as string;
+    const hash = createHash('sha256').update(token).digest();
+    const rows = await fresh.db.query<{ token_hash: Buffer; n: number }>(
+      'SELECT token_hash FROM api_tokens WHERE account_id = $1',
+      [r.json['account_id']],
+    );
+    expect(rows).toHaveLength(1);
+    expect(Buffer.compare(rows[0]!.token_hash, hash)).toBe(0);
+    const dump = JSON.stringify(await fresh.db.query('SELECT * FROM api_tokens'));
+    expect(dump).not.toContain(token);
+  });
+
+  it('D17 / D31: a second account naming the same organization joins it', async () => {
+    const a = await createAccount({ name: 'a1', organization: 'shared-org', scopes: ['read'] });
+    const b = await createAccount({ name: 'a2', organization: 'shared-org', scopes: ['read'] });
+    expect(b.json['organization_id']).toBe(a.json['organization_id']);
+    expect(b.json['account_id']).not.toBe(a.json['account_id']);
+  });
+
+  it('D31: without the admin token it is 401 unauthorized', async () => {
+    const wrong = await createAccount(
+      { name: 'x', organization: 'y', scopes: ['read'] },
+      'not-the-admin',
+    );
+    expect(wrong.status).toBe(401);
+    expect(wrong.json).toMatchObject({ data: null, error: { code: 'unauthorized' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/admin/accounts',
+      payload: { name: 'x', organization: 'y', scopes: ['read'] },
+    });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it.each([
+    ['an unknown scope', { name: 'x', organization: 'y', scopes: ['root'] }],
+    ['no scopes', { name: 'x', organization: 'y', scopes: [] }],
+    ['a missing organization', { name: 'x', scopes: ['read'] }],
+    ['an unknown field', { name: 'x', organization: 'y', scopes: ['read'], admin: true }],
+    ['an empty name', { name: '', organization: 'y', scopes: ['read'] }],
+    ['an overlong name', { name: 'n'.repeat(201), organization: 'y', scopes: ['read'] }],
+    [
+      'a credit limit in fractions of a cent',
+      { name: 'x', organization: 'y', scopes: ['read'], credit_limit: 1.005 },
+    ],
+    [
+      'a negative credit limit',
+      { name: 'x', organization: 'y', scopes: ['read'], credit_limit: -5 },
+    ],
+  ])('refuses %s with 400 invalid_request', async (_what, body) => {
+    const r = await createAccount(body);
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ data: null, error: { code: 'invalid_request' } });
+  });
+});
+
+describe('GET /v1/account (D33) and authentication (D24)', () => {
+  it('returns the caller account with its ledger balance and credit limit', async () => {
+    const buyer = await createAccount({
+      name: 'buyer',
+      organization: 'buyers',
+      scopes: ['read', 'trade'],
+      credit_limit: 5000,
+    });
+    const seller = await createAccount({
+      name: 'seller',
+      organization: 'sellers',
+      scopes: ['read'],
+    });
+    // A fill worth $100 (D2): the buyer owes $110, the seller is owed $90.
+    await fresh.db.transaction((tx) =>
+      post(tx, {
+        id: 'txn_test_fill',
+        kind: 'fill',
+        postings: fillPostings(
+          buyer.json['account_id'] as string,
+          seller.json['account_id'] as string,
+          10_000,
+        ),
+      }),
+    );
+    const b = await getAccount(buyer.json['token'] as string);
+    expect(b.status).toBe(200);
+    expect(b.json).toMatchObject({
+      account_id: buyer.json['account_id'],
+      name: 'buyer',
+      organization: 'buyers',
+      balance: -110,
+      credit_limit: 5000,
+    });
+    const s = await getAccount(seller.json['token'] as string);
+    expect(s.json).toMatchObject({ balance: 90, credit_limit: null });
+  });
+
+  it('401 without a token, or with an unknown one', async () => {
+    expect((await getAccount(undefined)).json).toMatchObject({ error: { code: 'unauthorized' } });
+    const unknown = await getAccount('gpux_unknown');
+    expect(unknown.status).toBe(401);
+    expect(unknown.json).toMatchObject({ data: null, error: { code: 'unauthorized' } });
+  });
+
+  it('403 when the token lacks the read scope', async () => {
+    const trader = await createAccount({ name: 'trader', organization: 'acme', scopes: ['trade'] });
+    const r = await getAccount(trader.json['token'] as string);
+    expect(r.status).toBe(403);
+    expect(r.json).toMatchObject({ data: null, error: { code: 'forbidden' } });
+  });
+
+  it('the admin token is no account token', async () => {
+    expect((await getAccount(ADMIN)).status).toBe(401);
+  });
+});

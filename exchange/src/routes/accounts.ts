@@ -1,0 +1,75 @@
+// POST /v1/admin/accounts (D31) and GET /v1/account (D33).
+
+import { TOKEN_SCOPES, formatDollars, parseDollars } from '@gpux/shared';
+import type { TokenScope } from '@gpux/shared';
+import type { FastifyInstance } from 'fastify';
+
+import { accountView, createAccount } from '../accounts/accounts.js';
+import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
+import type { Database } from '../db/database.js';
+
+const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+const createAccountBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'organization', 'scopes'],
+  properties: {
+    name: NAME,
+    organization: NAME,
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: 'string', enum: [...TOKEN_SCOPES] },
+    },
+    // Dollars (D1), parsed exactly in the handler.
+    credit_limit: { type: ['number', 'null'] },
+  },
+} as const;
+
+interface CreateAccountBody {
+  name: string;
+  organization: string;
+  scopes: TokenScope[];
+  credit_limit?: number | null;
+}
+
+export function accountRoutes(app: FastifyInstance, db: Database, adminToken: string): void {
+  app.post<{ Body: CreateAccountBody }>(
+    '/v1/admin/accounts',
+    { schema: { body: createAccountBody } },
+    async (request, reply) => {
+      authenticateAdmin(request, adminToken);
+      const { name, organization, scopes, credit_limit } = request.body;
+      const creditLimitCents =
+        credit_limit === undefined || credit_limit === null
+          ? undefined
+          : parseDollars(credit_limit, 'credit_limit');
+      const created = await db.transaction((tx) =>
+        createAccount(tx, { name, organization, scopes, creditLimitCents }),
+      );
+      return reply.code(201).send({
+        account_id: created.accountId,
+        organization: created.organization,
+        organization_id: created.organizationId,
+        scopes: created.scopes,
+        token: created.token,
+      });
+    },
+  );
+
+  app.get('/v1/account', async (request) => {
+    const principal = await authenticate(db, request, 'read');
+    const a = await accountView(db, principal.accountId);
+    return {
+      account_id: a.accountId,
+      name: a.name,
+      organization: a.organization,
+      organization_id: a.organizationId,
+      balance: formatDollars(a.balanceCents),
+      credit_limit: a.creditLimitCents === null ? null : formatDollars(a.creditLimitCents),
+      created_at: a.createdAt.toISOString(),
+    };
+  });
+}
