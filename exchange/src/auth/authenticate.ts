@@ -3,7 +3,7 @@
 
 import { GpuxError } from '@gpux/shared';
 import type { TokenScope } from '@gpux/shared';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 import type { Principal } from '../accounts/accounts.js';
 import { principalOf } from '../accounts/accounts.js';
@@ -33,4 +33,21 @@ export function authenticateAdmin(request: FastifyRequest, adminToken: string): 
   if (token === undefined || !sameSecret(token, adminToken)) {
     throw new GpuxError('unauthorized', 'the admin API needs the admin token');
   }
+}
+
+/**
+ * A preValidation hook for admin routes: the token is checked before the body,
+ * so a stranger learns nothing about the schema from validation errors.
+ */
+export function adminOnly(
+  adminToken: string,
+): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
+  return (request, _reply, done) => {
+    try {
+      authenticateAdmin(request, adminToken);
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  };
 }

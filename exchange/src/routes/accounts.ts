@@ -5,7 +5,7 @@ import type { TokenScope } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 
 import { accountView, createAccount } from '../accounts/accounts.js';
-import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
+import { adminOnly, authenticate } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -38,9 +38,11 @@ interface CreateAccountBody {
 export function accountRoutes(app: FastifyInstance, db: Database, adminToken: string): void {
   app.post<{ Body: CreateAccountBody }>(
     '/v1/admin/accounts',
-    { schema: { body: createAccountBody } },
+    {
+      schema: { body: createAccountBody },
+      preValidation: adminOnly(adminToken),
+    },
     async (request, reply) => {
-      authenticateAdmin(request, adminToken);
       const { name, organization, scopes, credit_limit } = request.body;
       const creditLimitCents =
         credit_limit === undefined || credit_limit === null
