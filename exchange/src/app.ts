@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
+import { sshKeyRoutes } from './routes/ssh-keys.js';
 
 /** D20: larger bodies are rejected with payload_too_large. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -44,6 +45,7 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   app.get('/healthz', () => ({ status: 'ok' }));
   accountRoutes(app, services.db, services.adminToken);
   clusterRoutes(app, services.db, services.adminToken);
+  sshKeyRoutes(app, services.db);
 
   return app;
 }

@@ -1,0 +1,57 @@
+// POST / GET /v1/ssh_keys, DELETE /v1/ssh_keys/{id} (D32).
+
+import type { FastifyInstance } from 'fastify';
+
+import type { SshKeyView } from '../accounts/ssh-keys.js';
+import { addSshKey, deleteSshKey, listSshKeys } from '../accounts/ssh-keys.js';
+import { authenticate } from '../auth/authenticate.js';
+import type { Database } from '../db/database.js';
+
+const addKeyBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'public_key'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    public_key: { type: 'string', minLength: 1, maxLength: 16_384 },
+  },
+} as const;
+
+function keyJson(k: SshKeyView): Record<string, unknown> {
+  return {
+    ssh_key_id: k.sshKeyId,
+    name: k.name,
+    type: k.type,
+    public_key: k.publicKey,
+    fingerprint: k.fingerprint,
+    created_at: k.createdAt.toISOString(),
+  };
+}
+
+export function sshKeyRoutes(app: FastifyInstance, db: Database): void {
+  app.post<{ Body: { name: string; public_key: string } }>(
+    '/v1/ssh_keys',
+    { schema: { body: addKeyBody } },
+    async (request, reply) => {
+      const principal = await authenticate(db, request, 'leases');
+      const key = await addSshKey(
+        db,
+        principal.accountId,
+        request.body.name,
+        request.body.public_key,
+      );
+      return reply.code(201).send(keyJson(key));
+    },
+  );
+
+  app.get('/v1/ssh_keys', async (request) => {
+    const principal = await authenticate(db, request, 'read');
+    return { ssh_keys: (await listSshKeys(db, principal.accountId)).map(keyJson) };
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/ssh_keys/:id', async (request) => {
+    const principal = await authenticate(db, request, 'leases');
+    await deleteSshKey(db, principal.accountId, request.params.id);
+    return { ssh_key_id: request.params.id, deleted: true };
+  });
+}
