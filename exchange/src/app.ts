@@ -42,6 +42,7 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
     return reply.code(err.status).send(errorBody(err));
   });
 
+  app.decorateRequest('principal', null);
   app.get('/healthz', () => ({ status: 'ok' }));
   accountRoutes(app, services.db, services.adminToken);
   clusterRoutes(app, services.db, services.adminToken);

@@ -10,6 +10,13 @@ import { principalOf } from '../accounts/accounts.js';
 import type { Queryable } from '../db/database.js';
 import { bearerToken, sameSecret } from './tokens.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the `requireScope` hook before the route validates or runs. */
+    principal: Principal | null;
+  }
+}
+
 export async function authenticate(
   db: Queryable,
   request: FastifyRequest,
@@ -50,4 +57,24 @@ export function adminOnly(
       done(err as Error);
     }
   };
+}
+
+/**
+ * A preValidation hook for customer routes: authenticate (401 / 403) before
+ * the request is validated (400), then hand the caller to the handler as
+ * `request.principal` (see `principalOf`).
+ */
+export function requireScope(
+  db: Queryable,
+  scope: TokenScope,
+): (request: FastifyRequest) => Promise<void> {
+  return async (request) => {
+    request.principal = await authenticate(db, request, scope);
+  };
+}
+
+/** The caller of a route guarded by `requireScope`. */
+export function callerOf(request: FastifyRequest): Principal {
+  if (request.principal === null) throw new Error('route is not guarded by requireScope');
+  return request.principal;
 }

@@ -117,3 +117,54 @@ export async function ledgerTotal(q: Queryable): Promise<Cents> {
   );
   return row?.total ?? 0;
 }
+
+export interface EntryView {
+  readonly transactionId: string;
+  readonly transactionKind: string;
+  readonly kind: string;
+  readonly amountCents: Cents;
+  readonly orderId: string | null;
+  readonly leaseId: string | null;
+  readonly createdAt: Date;
+}
+
+/** D33: an account's ledger rows, newest first, and how many there are. */
+export async function entriesOf(
+  q: Queryable,
+  accountId: string,
+  limit: number,
+  offset: number,
+): Promise<{ entries: EntryView[]; total: number }> {
+  const rows = await q.query<{
+    transaction_id: string;
+    transaction_kind: string;
+    kind: string;
+    amount_cents: number;
+    order_id: string | null;
+    lease_id: string | null;
+    created_at: Date;
+  }>(
+    `SELECT e.transaction_id, t.kind AS transaction_kind, e.kind, e.amount_cents,
+            t.order_id, t.lease_id, e.created_at
+       FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+      WHERE e.account_id = $1
+      ORDER BY e.id DESC LIMIT $2 OFFSET $3`,
+    [accountId, limit, offset],
+  );
+  const [count] = await q.query<{ n: number }>(
+    'SELECT count(*)::bigint AS n FROM ledger_entries WHERE account_id = $1',
+    [accountId],
+  );
+  return {
+    entries: rows.map((r) => ({
+      transactionId: r.transaction_id,
+      transactionKind: r.transaction_kind,
+      kind: r.kind,
+      amountCents: r.amount_cents,
+      orderId: r.order_id,
+      leaseId: r.lease_id,
+      createdAt: r.created_at,
+    })),
+    total: count?.n ?? 0,
+  };
+}

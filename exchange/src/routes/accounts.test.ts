@@ -176,3 +176,69 @@ describe('GET /v1/account (D33) and authentication (D24)', () => {
     expect((await getAccount(ADMIN)).status).toBe(401);
   });
 });
+
+describe('GET /v1/account/transactions (D33, D21)', () => {
+  it('pages the caller ledger rows newest first, with total, limit and offset', async () => {
+    const buyer = await createAccount({ name: 'pager', organization: 'pagers', scopes: ['read'] });
+    const seller = await createAccount({
+      name: 'p-seller',
+      organization: 'p-sellers',
+      scopes: ['read'],
+    });
+    const buyerId = buyer.json['account_id'] as string;
+    const sellerId = seller.json['account_id'] as string;
+    for (let i = 1; i <= 3; i++) {
+      await fresh.db.transaction((tx) =>
+        post(tx, {
+          id: `txn_page_${i}`,
+          kind: 'fill',
+          orderId: `ord_${i}`,
+          postings: fillPostings(buyerId, sellerId, i * 1000),
+        }),
+      );
+    }
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/account/transactions?limit=2&offset=1',
+      headers: { authorization: `Bearer ${buyer.json['token'] as string}` },
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{
+      transactions: Record<string, unknown>[];
+      total: number;
+      limit: number;
+      offset: number;
+    }>();
+    // 3 fills × (charge, fee) = 6 rows; newest first: fill 3's fee, then fill 3's charge, ...
+    expect(body).toMatchObject({ total: 6, limit: 2, offset: 1 });
+    expect(body.transactions).toEqual([
+      expect.objectContaining({
+        transaction_id: 'txn_page_3',
+        kind: 'buyer_charge',
+        amount: -30,
+        order_id: 'ord_3',
+      }),
+      expect.objectContaining({ transaction_id: 'txn_page_2', kind: 'buyer_fee', amount: -2 }),
+    ]);
+  });
+
+  it.each(['limit=101', 'limit=0', 'offset=-1', 'limit=abc', 'limit=1.5', 'page=2'])(
+    'D21: %s is invalid_request, not clamped',
+    async (query) => {
+      const acct = await createAccount({ name: 'q', organization: 'q', scopes: ['read'] });
+      const res = await app.inject({
+        method: 'GET',
+        url: `/v1/account/transactions?${query}`,
+        headers: { authorization: `Bearer ${acct.json['token'] as string}` },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ data: null, error: { code: 'invalid_request' } });
+    },
+  );
+
+  it('D24: authentication comes before validation: a bad query without a token is 401', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/account/transactions?limit=999' });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ error: { code: 'unauthorized' } });
+  });
+});

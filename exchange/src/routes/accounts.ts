@@ -5,7 +5,10 @@ import type { TokenScope } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 
 import { accountView, createAccount } from '../accounts/accounts.js';
-import { adminOnly, authenticate } from '../auth/authenticate.js';
+import { entriesOf } from '../ledger/ledger.js';
+import { PAGE_QUERY } from './paging.js';
+import type { PageQuery } from './paging.js';
+import { adminOnly, callerOf, requireScope } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -61,9 +64,8 @@ export function accountRoutes(app: FastifyInstance, db: Database, adminToken: st
     },
   );
 
-  app.get('/v1/account', async (request) => {
-    const principal = await authenticate(db, request, 'read');
-    const a = await accountView(db, principal.accountId);
+  app.get('/v1/account', { preValidation: requireScope(db, 'read') }, async (request) => {
+    const a = await accountView(db, callerOf(request).accountId);
     return {
       account_id: a.accountId,
       name: a.name,
@@ -74,4 +76,32 @@ export function accountRoutes(app: FastifyInstance, db: Database, adminToken: st
       created_at: a.createdAt.toISOString(),
     };
   });
+
+  app.get<{ Querystring: PageQuery }>(
+    '/v1/account/transactions',
+    {
+      schema: {
+        querystring: { type: 'object', additionalProperties: false, properties: PAGE_QUERY },
+      },
+      preValidation: requireScope(db, 'read'),
+    },
+    async (request) => {
+      const { limit, offset } = request.query;
+      const { entries, total } = await entriesOf(db, callerOf(request).accountId, limit, offset);
+      return {
+        transactions: entries.map((e) => ({
+          transaction_id: e.transactionId,
+          transaction_kind: e.transactionKind,
+          kind: e.kind,
+          amount: formatDollars(e.amountCents),
+          order_id: e.orderId,
+          lease_id: e.leaseId,
+          created_at: e.createdAt.toISOString(),
+        })),
+        total,
+        limit,
+        offset,
+      };
+    },
+  );
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 
 import type { SshKeyView } from '../accounts/ssh-keys.js';
 import { addSshKey, deleteSshKey, listSshKeys } from '../accounts/ssh-keys.js';
-import { authenticate } from '../auth/authenticate.js';
+import { callerOf, requireScope } from '../auth/authenticate.js';
 import type { Database } from '../db/database.js';
 
 const addKeyBody = {
@@ -31,27 +31,24 @@ function keyJson(k: SshKeyView): Record<string, unknown> {
 export function sshKeyRoutes(app: FastifyInstance, db: Database): void {
   app.post<{ Body: { name: string; public_key: string } }>(
     '/v1/ssh_keys',
-    { schema: { body: addKeyBody } },
+    { schema: { body: addKeyBody }, preValidation: requireScope(db, 'leases') },
     async (request, reply) => {
-      const principal = await authenticate(db, request, 'leases');
-      const key = await addSshKey(
-        db,
-        principal.accountId,
-        request.body.name,
-        request.body.public_key,
-      );
+      const { name, public_key: publicKey } = request.body;
+      const key = await addSshKey(db, callerOf(request).accountId, name, publicKey);
       return reply.code(201).send(keyJson(key));
     },
   );
 
-  app.get('/v1/ssh_keys', async (request) => {
-    const principal = await authenticate(db, request, 'read');
-    return { ssh_keys: (await listSshKeys(db, principal.accountId)).map(keyJson) };
+  app.get('/v1/ssh_keys', { preValidation: requireScope(db, 'read') }, async (request) => {
+    return { ssh_keys: (await listSshKeys(db, callerOf(request).accountId)).map(keyJson) };
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/ssh_keys/:id', async (request) => {
-    const principal = await authenticate(db, request, 'leases');
-    await deleteSshKey(db, principal.accountId, request.params.id);
-    return { ssh_key_id: request.params.id, deleted: true };
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/ssh_keys/:id',
+    { preValidation: requireScope(db, 'leases') },
+    async (request) => {
+      await deleteSshKey(db, callerOf(request).accountId, request.params.id);
+      return { ssh_key_id: request.params.id, deleted: true };
+    },
+  );
 }
