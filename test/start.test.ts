@@ -31,6 +31,13 @@ function waitForUrl(proc: ChildProcess): Promise<string> {
   });
 }
 
+/** The demo lines follow the URL line; wait for them. */
+async function waitForOutput(pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 100 && !pattern.test(output); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 beforeAll(async () => {
   child = spawn(process.execPath, [MAIN], {
     // The embedded default (D34): PGlite in a folder of its own.
@@ -58,6 +65,20 @@ describe('exchange process', () => {
 
   it('D34: runs on the embedded database and applies the migrations first', () => {
     expect(output).toMatch(/database: PGlite in .*pgdata, migrations applied: 1/);
+  });
+
+  it('D34: prints demo tokens that work over HTTP', async () => {
+    await waitForOutput(/demo buyer token \(acc_\w+\): (gpux_\S+)/);
+    const token = /demo buyer token \(acc_\w+\): (gpux_\S+)/.exec(output)?.[1];
+    const res = await fetch(`${baseUrl}/v1/account`, {
+      headers: { authorization: `Bearer ${token ?? ''}` },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      name: 'demo-buyer',
+      organization: 'demo-buyers',
+      balance: 0,
+    });
   });
 
   it('serves /healthz over HTTP', async () => {

@@ -24,6 +24,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
   });
 
+  it('D34: GPUX_DEMO turns demo data on for PostgreSQL', () => {
+    expect(loadConfig({}).demo).toBe(false);
+    expect(loadConfig({ GPUX_DEMO: '1' }).demo).toBe(true);
+    expect(loadConfig({ GPUX_DEMO: 'false' }).demo).toBe(false);
+    expect(() => loadConfig({ GPUX_DEMO: 'yes please' })).toThrow(/GPUX_DEMO/);
+  });
+
   it('D34: GPUX_ADMIN_TOKEN is read, and refused when short', () => {
     expect(loadConfig({}).adminToken).toBeUndefined();
     expect(loadConfig({ GPUX_ADMIN_TOKEN: 'a-long-enough-admin-token' }).adminToken).toBe(

@@ -14,6 +14,8 @@ export interface Config {
   readonly dataDir: string;
   /** D31: guards the admin API; undefined: main.ts generates one and prints it. */
   readonly adminToken: string | undefined;
+  /** GPUX_DEMO=1: demo data on PostgreSQL too (always on the embedded database, D34). */
+  readonly demo: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -23,6 +25,7 @@ export const DEFAULT_CONFIG: Config = {
   databaseUrl: undefined,
   dataDir: '.gpux',
   adminToken: undefined,
+  demo: false,
 };
 
 export class ConfigError extends Error {
@@ -72,6 +75,14 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('GPUX_ADMIN_TOKEN must be 16 to 512 printable characters, no spaces');
   }
 
+  let demo = DEFAULT_CONFIG.demo;
+  const rawDemo = value('GPUX_DEMO');
+  if (rawDemo !== undefined) {
+    if (rawDemo === '1' || rawDemo === 'true') demo = true;
+    else if (rawDemo === '0' || rawDemo === 'false') demo = false;
+    else problems.push(`GPUX_DEMO must be 1, true, 0 or false, got "${rawDemo}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { host, port, logLevel, databaseUrl, dataDir, adminToken };
+  return { host, port, logLevel, databaseUrl, dataDir, adminToken, demo };
 }

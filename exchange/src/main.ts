@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
+import { seedDemo } from './accounts/demo.js';
 import { buildApp } from './app.js';
 import { newApiToken } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -50,6 +51,8 @@ if (adminToken === undefined) {
   console.log(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${adminToken}`);
 }
 const app = buildApp(config, { db, adminToken });
+// D34: demo data on the embedded database, or on PostgreSQL when asked for.
+const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
 
 let draining = false;
 async function drain(signal: NodeJS.Signals): Promise<void> {
@@ -75,4 +78,12 @@ process.on('SIGINT', (signal) => void drain(signal));
 await app.listen({ host: config.host, port: config.port });
 // PORT=0 picks a free port, so print the one actually bound.
 const { port } = app.server.address() as AddressInfo;
-console.log(`listening on ${urlOf(config.host, port)}`);
+const url = urlOf(config.host, port);
+console.log(`listening on ${url}`);
+if (demo !== undefined) {
+  console.log(`demo buyer token (${demo.buyerAccountId}): ${demo.buyerToken}`);
+  console.log(
+    `demo provider token (${demo.providerAccountId}, cluster ${demo.clusterId}): ${demo.providerToken}`,
+  );
+  console.log(`try: curl -H 'Authorization: Bearer ${demo.buyerToken}' ${url}/v1/account`);
+}
