@@ -1,6 +1,7 @@
 // The HTTP application, built but never started here: tests drive it with
 // app.inject(), main.ts listens.
 
+import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GpuxError, errorBody } from '@gpux/shared';
@@ -9,6 +10,17 @@ import type { Database } from './db/database.js';
 import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
+
+/**
+ * Request validation. Bodies are JSON and must carry the right types: a count
+ * sent as "16" is invalid_request, not quietly 16. Query strings and paths
+ * are text by nature, so they are coerced to the declared types. In both, a
+ * misspelt field is an error, never silently dropped (Fastify's default ajv
+ * would coerce bodies and drop unknown fields).
+ */
+const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+const strictAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: false });
+const coercingAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: 'array' });
 
 /** D20: larger bodies are rejected with payload_too_large. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -25,9 +37,7 @@ export interface Services {
 export function buildApp(config: AppConfig, services: Services): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
-    // A misspelt field must be an error, not silently dropped (ajv's
-    // removeAdditional, on by default in Fastify, would drop it).
-    ajv: { customOptions: { removeAdditional: false } },
+
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
   });
 
@@ -42,6 +52,9 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
     return reply.code(err.status).send(errorBody(err));
   });
 
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema),
+  );
   app.decorateRequest('principal', null);
   app.get('/healthz', () => ({ status: 'ok' }));
   accountRoutes(app, services.db, services.adminToken);

@@ -110,6 +110,12 @@ describe('POST /v1/admin/accounts (D31)', () => {
       { name: 'x', organization: 'y', scopes: ['read'], credit_limit: 1.005 },
     ],
     [
+      'a credit limit sent as a string',
+      { name: 'x', organization: 'y', scopes: ['read'], credit_limit: '50' },
+    ],
+    ['a name sent as a number', { name: 12, organization: 'y', scopes: ['read'] }],
+    ['scopes sent as a string', { name: 'x', organization: 'y', scopes: 'read' }],
+    [
       'a negative credit limit',
       { name: 'x', organization: 'y', scopes: ['read'], credit_limit: -5 },
     ],
