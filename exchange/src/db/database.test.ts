@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import { parseInt8 } from './database.js';
 import { migrate, readMigrations } from './migrate.js';
-import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
-import { freshPostgres } from './testing/fresh-database.js';
+import { TEST_ENGINES, freshPostgres } from './testing/fresh-database.js';
 import type { FreshDatabase } from './testing/fresh-database.js';
 
 describe('parseInt8 (D1: money read back as exact integers)', () => {
@@ -39,24 +38,7 @@ describe('readMigrations', () => {
   });
 });
 
-const engines: [string, () => Promise<{ db: Database; done: () => Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const fresh = await freshPostgres();
-      return { db: fresh.db, done: () => fresh.drop() };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const db = await openPglite();
-      return { db, done: () => db.close() };
-    },
-  ],
-];
-
-describe.each(engines)('database on %s', (_name, open) => {
+describe.each(TEST_ENGINES)('database on %s', (_name, open) => {
   let db: Database;
   let done: () => Promise<void>;
   beforeAll(async () => {

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { openPglite } from '../db/pglite.js';
-import { freshPostgres } from '../db/testing/fresh-database.js';
+import { TEST_ENGINES } from '../db/testing/fresh-database.js';
 import {
   LedgerError,
   PLATFORM_ACCOUNT_ID,
@@ -70,26 +69,9 @@ describe('fillPostings (D2: the buyer pays compute + 10 %, the seller gets 90 %)
   });
 });
 
-const engines: [string, () => Promise<{ db: Database; done: () => Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const fresh = await freshPostgres();
-      return { db: fresh.db, done: () => fresh.drop() };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const db = await openPglite();
-      return { db, done: () => db.close() };
-    },
-  ],
-];
-
 const ACCOUNTS = ['acc_a', 'acc_b', 'acc_c', 'acc_d'];
 
-describe.each(engines)('the ledger on %s (D3)', (_name, open) => {
+describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
   let db: Database;
   let done: () => Promise<void>;
   let txn = 0;

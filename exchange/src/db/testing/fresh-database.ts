@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 import type { Database } from '../database.js';
+import { openPglite } from '../pglite.js';
 import { openPostgres } from '../postgres.js';
 
 /** Where to create test databases: a server and a database to connect to first. */
@@ -43,3 +44,24 @@ export async function freshPostgres(): Promise<FreshDatabase> {
     },
   };
 }
+
+/** A database to test on, and how to get rid of it. */
+export type OpenTestDatabase = () => Promise<{ db: Database; done: () => Promise<void> }>;
+
+/** Both engines the exchange runs on (D34), for `describe.each`: same SQL, same tests. */
+export const TEST_ENGINES: [string, OpenTestDatabase][] = [
+  [
+    'PostgreSQL',
+    async () => {
+      const fresh = await freshPostgres();
+      return { db: fresh.db, done: () => fresh.drop() };
+    },
+  ],
+  [
+    'PGlite',
+    async () => {
+      const db = await openPglite();
+      return { db, done: () => db.close() };
+    },
+  ],
+];
