@@ -5,8 +5,9 @@ import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GpuxError, errorBody } from '@gpux/shared';
+import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
+import type { RouteContext, Services } from './services.js';
 import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
@@ -25,14 +26,9 @@ const coercingAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: 'array' });
 /** D20: larger bodies are rejected with payload_too_large. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-export type AppConfig = Pick<Config, 'logLevel'>;
+export type AppConfig = Pick<Config, 'logLevel'> & Partial<Pick<Config, 'rateLimits'>>;
 
-/** What the routes work with; main.ts opens them, tests bring their own. */
-export interface Services {
-  readonly db: Database;
-  /** D31: guards the admin API. */
-  readonly adminToken: string;
-}
+export type { Services };
 
 export function buildApp(config: AppConfig, services: Services): FastifyInstance {
   const app = Fastify({
@@ -57,9 +53,13 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   );
   app.decorateRequest('principal', null);
   app.get('/healthz', () => ({ status: 'ok' }));
-  accountRoutes(app, services.db, services.adminToken);
-  clusterRoutes(app, services.db, services.adminToken);
-  sshKeyRoutes(app, services.db);
+  const ctx: RouteContext = {
+    ...services,
+    limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
+  };
+  accountRoutes(app, ctx);
+  clusterRoutes(app, ctx);
+  sshKeyRoutes(app, ctx);
 
   return app;
 }

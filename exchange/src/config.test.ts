@@ -24,6 +24,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
   });
 
+  it('D18: rate limits come from configuration', () => {
+    expect(loadConfig({}).rateLimits).toEqual({ query: 100, create: 10, cancel: 20 });
+    expect(
+      loadConfig({
+        GPUX_RATE_QUERIES_PER_MINUTE: '5000',
+        GPUX_RATE_ORDERS_PER_MINUTE: '1000',
+        GPUX_RATE_CANCELS_PER_MINUTE: '200',
+      }).rateLimits,
+    ).toEqual({ query: 5000, create: 1000, cancel: 200 });
+    expect(() => loadConfig({ GPUX_RATE_ORDERS_PER_MINUTE: '0' })).toThrow(/GPUX_RATE_ORDERS/);
+  });
+
   it('D34: GPUX_DEMO turns demo data on for PostgreSQL', () => {
     expect(loadConfig({}).demo).toBe(false);
     expect(loadConfig({ GPUX_DEMO: '1' }).demo).toBe(true);

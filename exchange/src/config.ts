@@ -1,6 +1,9 @@
 // Settings are read from the environment once, in main.ts, validated with every
 // problem reported at once, then passed down as plain data (decision D34).
 
+import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
+import type { RateLimits } from './auth/rate-limit.js';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -16,6 +19,8 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** GPUX_DEMO=1: demo data on PostgreSQL too (always on the embedded database, D34). */
   readonly demo: boolean;
+  /** D18: per account and minute. */
+  readonly rateLimits: RateLimits;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -26,6 +31,7 @@ export const DEFAULT_CONFIG: Config = {
   dataDir: '.gpux',
   adminToken: undefined,
   demo: false,
+  rateLimits: DEFAULT_RATE_LIMITS,
 };
 
 export class ConfigError extends Error {
@@ -83,6 +89,19 @@ export function loadConfig(env: Env = process.env): Config {
     else problems.push(`GPUX_DEMO must be 1, true, 0 or false, got "${rawDemo}"`);
   }
 
+  const perMinute = (name: string, fallback: number): number => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    if (/^\d{1,9}$/.test(raw) && Number(raw) > 0) return Number(raw);
+    problems.push(`${name} must be a positive integer, got "${raw}"`);
+    return fallback;
+  };
+  const rateLimits: RateLimits = {
+    query: perMinute('GPUX_RATE_QUERIES_PER_MINUTE', DEFAULT_RATE_LIMITS.query),
+    create: perMinute('GPUX_RATE_ORDERS_PER_MINUTE', DEFAULT_RATE_LIMITS.create),
+    cancel: perMinute('GPUX_RATE_CANCELS_PER_MINUTE', DEFAULT_RATE_LIMITS.cancel),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { host, port, logLevel, databaseUrl, dataDir, adminToken, demo };
+  return { host, port, logLevel, databaseUrl, dataDir, adminToken, demo, rateLimits };
 }

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Principal } from '../accounts/accounts.js';
 import { principalOf } from '../accounts/accounts.js';
 import type { Queryable } from '../db/database.js';
+import type { RateKind, RateLimiter } from './rate-limit.js';
 import { bearerToken, sameSecret } from './tokens.js';
 
 declare module 'fastify' {
@@ -60,16 +61,31 @@ export function adminOnly(
 }
 
 /**
- * A preValidation hook for customer routes: authenticate (401 / 403) before
- * the request is validated (400), then hand the caller to the handler as
- * `request.principal` (see `principalOf`).
+ * A preValidation hook for customer routes: authenticate (401 / 403) and
+ * count against the account's rate limit (429, D18) before the request is
+ * validated (400), then hand the caller to the handler as `request.principal`.
  */
 export function requireScope(
   db: Queryable,
+  limiter: RateLimiter,
   scope: TokenScope,
-): (request: FastifyRequest) => Promise<void> {
-  return async (request) => {
-    request.principal = await authenticate(db, request, scope);
+  kind: RateKind = 'query',
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
+    const principal = await authenticate(db, request, scope);
+    request.principal = principal;
+    // D18: counted before validation, so invalid requests count too.
+    const d = limiter.take(principal.accountId, kind);
+    reply.header('X-RateLimit-Limit', d.limit);
+    reply.header('X-RateLimit-Remaining', d.remaining);
+    reply.header('X-RateLimit-Reset', d.resetSeconds);
+    if (!d.allowed) {
+      reply.header('Retry-After', d.resetSeconds);
+      throw new GpuxError(
+        'rate_limited',
+        `at most ${d.limit} such requests per minute; retry in ${d.resetSeconds} s`,
+      );
+    }
   };
 }
 

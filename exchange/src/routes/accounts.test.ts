@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildApp } from '../app.js';
@@ -246,5 +246,41 @@ describe('GET /v1/account/transactions (D33, D21)', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/account/transactions?limit=999' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({ error: { code: 'unauthorized' } });
+  });
+});
+
+describe('D18: rate limits per account, headers on every response', () => {
+  it('counts queries per account, answers 429 with Retry-After past the limit', async () => {
+    const limited = buildApp(
+      { logLevel: 'silent', rateLimits: { query: 2, create: 1, cancel: 1 } },
+      { db: fresh.db, adminToken: ADMIN },
+    );
+    try {
+      const a = await createAccount({ name: 'rl-a', organization: 'rl', scopes: ['read'] });
+      const b = await createAccount({ name: 'rl-b', organization: 'rl-b', scopes: ['read'] });
+      const get = (token: string): Promise<LightMyRequestResponse> =>
+        limited.inject({
+          method: 'GET',
+          url: '/v1/account',
+          headers: { authorization: `Bearer ${token}` },
+        });
+      const first = await get(a.json['token'] as string);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers).toMatchObject({
+        'x-ratelimit-limit': '2',
+        'x-ratelimit-remaining': '1',
+        'x-ratelimit-reset': '0',
+      });
+      expect((await get(a.json['token'] as string)).headers['x-ratelimit-remaining']).toBe('0');
+      const third = await get(a.json['token'] as string);
+      expect(third.statusCode).toBe(429);
+      expect(third.json()).toMatchObject({ data: null, error: { code: 'rate_limited' } });
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      expect(third.headers['x-ratelimit-remaining']).toBe('0');
+      // Another account has its own budget.
+      expect((await get(b.json['token'] as string)).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -9,7 +9,7 @@ import { entriesOf } from '../ledger/ledger.js';
 import { PAGE_QUERY } from './paging.js';
 import type { PageQuery } from './paging.js';
 import { adminOnly, callerOf, requireScope } from '../auth/authenticate.js';
-import type { Database } from '../db/database.js';
+import type { RouteContext } from '../services.js';
 
 const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
@@ -38,7 +38,10 @@ interface CreateAccountBody {
   credit_limit?: number | null;
 }
 
-export function accountRoutes(app: FastifyInstance, db: Database, adminToken: string): void {
+export function accountRoutes(
+  app: FastifyInstance,
+  { db, adminToken, limiter }: RouteContext,
+): void {
   app.post<{ Body: CreateAccountBody }>(
     '/v1/admin/accounts',
     {
@@ -64,7 +67,7 @@ export function accountRoutes(app: FastifyInstance, db: Database, adminToken: st
     },
   );
 
-  app.get('/v1/account', { preValidation: requireScope(db, 'read') }, async (request) => {
+  app.get('/v1/account', { preValidation: requireScope(db, limiter, 'read') }, async (request) => {
     const a = await accountView(db, callerOf(request).accountId);
     return {
       account_id: a.accountId,
@@ -83,7 +86,7 @@ export function accountRoutes(app: FastifyInstance, db: Database, adminToken: st
       schema: {
         querystring: { type: 'object', additionalProperties: false, properties: PAGE_QUERY },
       },
-      preValidation: requireScope(db, 'read'),
+      preValidation: requireScope(db, limiter, 'read'),
     },
     async (request) => {
       const { limit, offset } = request.query;

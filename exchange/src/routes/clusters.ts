@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ClusterView } from '../accounts/clusters.js';
 import { createCluster, listClusters } from '../accounts/clusters.js';
 import { adminOnly } from '../auth/authenticate.js';
-import type { Database } from '../db/database.js';
+import type { RouteContext } from '../services.js';
 
 /** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens. */
 const HOSTNAME = {
@@ -63,7 +63,7 @@ function clusterJson(c: ClusterView): Record<string, unknown> {
   };
 }
 
-export function clusterRoutes(app: FastifyInstance, db: Database, adminToken: string): void {
+export function clusterRoutes(app: FastifyInstance, { db, adminToken }: RouteContext): void {
   app.post<{ Body: CreateClusterBody }>(
     '/v1/admin/clusters',
     {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SshKeyView } from '../accounts/ssh-keys.js';
 import { addSshKey, deleteSshKey, listSshKeys } from '../accounts/ssh-keys.js';
 import { callerOf, requireScope } from '../auth/authenticate.js';
-import type { Database } from '../db/database.js';
+import type { RouteContext } from '../services.js';
 
 const addKeyBody = {
   type: 'object',
@@ -28,10 +28,10 @@ function keyJson(k: SshKeyView): Record<string, unknown> {
   };
 }
 
-export function sshKeyRoutes(app: FastifyInstance, db: Database): void {
+export function sshKeyRoutes(app: FastifyInstance, { db, limiter }: RouteContext): void {
   app.post<{ Body: { name: string; public_key: string } }>(
     '/v1/ssh_keys',
-    { schema: { body: addKeyBody }, preValidation: requireScope(db, 'leases') },
+    { schema: { body: addKeyBody }, preValidation: requireScope(db, limiter, 'leases') },
     async (request, reply) => {
       const { name, public_key: publicKey } = request.body;
       const key = await addSshKey(db, callerOf(request).accountId, name, publicKey);
@@ -39,13 +39,13 @@ export function sshKeyRoutes(app: FastifyInstance, db: Database): void {
     },
   );
 
-  app.get('/v1/ssh_keys', { preValidation: requireScope(db, 'read') }, async (request) => {
+  app.get('/v1/ssh_keys', { preValidation: requireScope(db, limiter, 'read') }, async (request) => {
     return { ssh_keys: (await listSshKeys(db, callerOf(request).accountId)).map(keyJson) };
   });
 
   app.delete<{ Params: { id: string } }>(
     '/v1/ssh_keys/:id',
-    { preValidation: requireScope(db, 'leases') },
+    { preValidation: requireScope(db, limiter, 'leases') },
     async (request) => {
       await deleteSshKey(db, callerOf(request).accountId, request.params.id);
       return { ssh_key_id: request.params.id, deleted: true };
