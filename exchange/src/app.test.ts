@@ -3,15 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GpuxError } from '@gpux/shared';
 import { BODY_LIMIT_BYTES, buildApp } from './app.js';
 import type { Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { openPglite } from './db/pglite.js';
+import { migratedPglite } from './db/testing/fresh-database.js';
 
 let app: FastifyInstance | undefined;
 let db: Database;
 
 beforeAll(async () => {
-  db = await openPglite();
-  await migrate(db);
+  db = await migratedPglite();
 });
 
 afterAll(async () => {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { migrate } from '../db/migrate.js';
-import { openPglite } from '../db/pglite.js';
+import { migratedPglite } from '../db/testing/fresh-database.js';
 import type { Database } from '../db/database.js';
 import { principalOf } from './accounts.js';
 import { listClusters } from './clusters.js';
@@ -10,8 +9,7 @@ import { seedDemo } from './demo.js';
 let db: Database;
 
 beforeAll(async () => {
-  db = await openPglite();
-  await migrate(db);
+  db = await migratedPglite();
 });
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 import type { Database } from '../database.js';
+import { migrate } from '../migrate.js';
 import { openPglite } from '../pglite.js';
 import { openPostgres } from '../postgres.js';
 
@@ -65,3 +66,10 @@ export const TEST_ENGINES: [string, OpenTestDatabase][] = [
     },
   ],
 ];
+
+/** An in-memory PGlite with every migration applied: for tests that need a schema, not a server. */
+export async function migratedPglite(): Promise<Database> {
+  const db = await openPglite();
+  await migrate(db);
+  return db;
+}
