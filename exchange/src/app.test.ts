@@ -2,14 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GpuxError } from '@gpux/shared';
 import { BODY_LIMIT_BYTES, buildApp } from './app.js';
+import { Market } from './market/market.js';
 import type { Database } from './db/database.js';
 import { migratedPglite } from './db/testing/fresh-database.js';
 
 let app: FastifyInstance | undefined;
 let db: Database;
+let market: Market;
 
 beforeAll(async () => {
   db = await migratedPglite();
+  market = await Market.open(db, { tickIntervalMs: 0 });
 });
 
 afterAll(async () => {
@@ -17,7 +20,7 @@ afterAll(async () => {
 });
 
 function testApp(): FastifyInstance {
-  app = buildApp({ logLevel: 'silent' }, { db, adminToken: 'test-admin-token-0123456789' });
+  app = buildApp({ logLevel: 'silent' }, { db, adminToken: 'test-admin-token-0123456789', market });
   return app;
 }
 

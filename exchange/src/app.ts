@@ -11,6 +11,7 @@ import type { RouteContext, Services } from './services.js';
 import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
+import { orderRoutes } from './routes/orders.js';
 
 /**
  * Request validation. Bodies are JSON and must carry the right types: a count
@@ -60,6 +61,7 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   accountRoutes(app, ctx);
   clusterRoutes(app, ctx);
   sshKeyRoutes(app, ctx);
+  orderRoutes(app, ctx);
 
   return app;
 }

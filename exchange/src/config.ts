@@ -21,6 +21,8 @@ export interface Config {
   readonly demo: boolean;
   /** D18: per account and minute. */
   readonly rateLimits: RateLimits;
+  /** D25: a lease still provisioning after this long fails with a full refund. */
+  readonly provisioningTimeoutMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -32,6 +34,7 @@ export const DEFAULT_CONFIG: Config = {
   adminToken: undefined,
   demo: false,
   rateLimits: DEFAULT_RATE_LIMITS,
+  provisioningTimeoutMs: 5 * 60_000,
 };
 
 export class ConfigError extends Error {
@@ -102,6 +105,20 @@ export function loadConfig(env: Env = process.env): Config {
     cancel: perMinute('GPUX_RATE_CANCELS_PER_MINUTE', DEFAULT_RATE_LIMITS.cancel),
   };
 
+  const provisioningTimeoutMs =
+    perMinute('GPUX_PROVISIONING_TIMEOUT_SECONDS', DEFAULT_CONFIG.provisioningTimeoutMs / 1000) *
+    1000;
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { host, port, logLevel, databaseUrl, dataDir, adminToken, demo, rateLimits };
+  return {
+    host,
+    port,
+    logLevel,
+    databaseUrl,
+    dataDir,
+    adminToken,
+    demo,
+    rateLimits,
+    provisioningTimeoutMs,
+  };
 }

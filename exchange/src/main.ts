@@ -13,6 +13,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
+import { Market } from './market/market.js';
 
 function readConfig(): Config {
   try {
@@ -50,7 +51,9 @@ if (adminToken === undefined) {
   adminToken = newApiToken();
   console.log(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${adminToken}`);
 }
-const app = buildApp(config, { db, adminToken });
+// Every book is rebuilt from the database before the first request (flow 5).
+const market = await Market.open(db, { provisioningTimeoutMs: config.provisioningTimeoutMs });
+const app = buildApp(config, { db, adminToken, market });
 // D34: demo data on the embedded database, or on PostgreSQL when asked for.
 const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
 
@@ -65,6 +68,7 @@ async function drain(signal: NodeJS.Signals): Promise<void> {
   try {
     // Stops accepting connections, lets in-flight requests finish (D34).
     await app.close();
+    await market.close();
     await db.close();
     process.exit(0);
   } catch (err) {

@@ -65,6 +65,11 @@ export const ERROR_CODES = {
     meaning: 'A market order cannot fill within the price collar; nothing happened.',
     decision: 'D10',
   },
+  insufficient_capacity: {
+    status: 409,
+    meaning: 'The cluster has fewer free nodes than the sell order offers.',
+    decision: 'D31',
+  },
   self_trade_prevented: {
     status: 409,
     meaning: 'The order would trade with its own organization; nothing filled.',

@@ -50,3 +50,5 @@ export {
   splitFee,
 } from './money.js';
 export type { Cents, FeeSplit } from './money.js';
+export { EVENT_STREAM, SUBJECTS, leaseNamespace } from './events.js';
+export type { LeaseProvisionEvent, LeaseRevokeEvent } from './events.js';

@@ -61,12 +61,19 @@ export interface Principal {
   readonly accountId: string;
   readonly organizationId: string;
   readonly scopes: ReadonlySet<string>;
+  /** D3: null means no limit. */
+  readonly creditLimitCents: Cents | null;
 }
 
 /** The account of a live token, or undefined (D24: 401 for the caller). */
 export async function principalOf(q: Queryable, token: string): Promise<Principal | undefined> {
-  const [row] = await q.query<{ account_id: string; organization_id: string; scopes: string[] }>(
-    `SELECT t.account_id, a.organization_id, t.scopes
+  const [row] = await q.query<{
+    account_id: string;
+    organization_id: string;
+    scopes: string[];
+    credit_limit_cents: number | null;
+  }>(
+    `SELECT t.account_id, a.organization_id, t.scopes, a.credit_limit_cents
        FROM api_tokens t JOIN accounts a ON a.id = t.account_id
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL`,
     [hashToken(token)],
@@ -76,6 +83,7 @@ export async function principalOf(q: Queryable, token: string): Promise<Principa
     accountId: row.account_id,
     organizationId: row.organization_id,
     scopes: new Set(row.scopes),
+    creditLimitCents: row.credit_limit_cents,
   };
 }
 

@@ -23,7 +23,9 @@ export type EntryKind =
   | 'platform_fee'
   /** Refund of unused time to the buyer, and the seller's matching reversal (D4, D26). */
   | 'refund'
-  | 'refund_reversal';
+  | 'refund_reversal'
+  /** The platform gives back its fee on refunded time (D26) or on a failed lease (D25). */
+  | 'fee_refund';
 
 export interface Posting {
   readonly accountId: string;

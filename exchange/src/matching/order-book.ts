@@ -273,6 +273,12 @@ export class OrderBook implements Book {
     };
   }
 
+  /** One open order as `openOrders()` gives it; undefined once it is filled or gone. */
+  openOrder(id: string): OpenOrder | undefined {
+    const o = this.open.get(id);
+    return o === undefined ? undefined : openOrderOf(o);
+  }
+
   openOrders(): OpenOrder[] {
     const out: OpenOrder[] = [];
     for (const side of [this.bids, this.asks]) {

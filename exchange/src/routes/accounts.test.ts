@@ -4,6 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildApp } from '../app.js';
+import { Market } from '../market/market.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
@@ -11,12 +12,14 @@ import { fillPostings, post } from '../ledger/ledger.js';
 
 const ADMIN = 'test-admin-token-0123456789';
 let fresh: FreshDatabase;
+let market: Market;
 let app: FastifyInstance;
 
 beforeAll(async () => {
   fresh = await freshPostgres();
   await migrate(fresh.db);
-  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN });
+  market = await Market.open(fresh.db, { tickIntervalMs: 0 });
+  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN, market });
 });
 
 afterAll(async () => {
@@ -253,7 +256,7 @@ describe('D18: rate limits per account, headers on every response', () => {
   it('counts queries per account, answers 429 with Retry-After past the limit', async () => {
     const limited = buildApp(
       { logLevel: 'silent', rateLimits: { query: 2, create: 1, cancel: 1 } },
-      { db: fresh.db, adminToken: ADMIN },
+      { db: fresh.db, adminToken: ADMIN, market },
     );
     try {
       const a = await createAccount({ name: 'rl-a', organization: 'rl', scopes: ['read'] });

@@ -2,12 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildApp } from '../app.js';
+import { Market } from '../market/market.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
 
 const ADMIN = 'test-admin-token-0123456789';
 let fresh: FreshDatabase;
+let market: Market;
 let app: FastifyInstance;
 let providerId: string;
 
@@ -29,7 +31,8 @@ async function call(
 beforeAll(async () => {
   fresh = await freshPostgres();
   await migrate(fresh.db);
-  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN });
+  market = await Market.open(fresh.db, { tickIntervalMs: 0 });
+  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN, market });
   const r = await call('POST', '/v1/admin/accounts', {
     name: 'provider',
     organization: 'gpu-farm',

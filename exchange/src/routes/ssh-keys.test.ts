@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parsePublicKey } from '../accounts/ssh-keys.js';
 import { buildApp } from '../app.js';
+import { Market } from '../market/market.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
@@ -61,6 +62,7 @@ describe('parsePublicKey (D32)', () => {
 });
 
 let fresh: FreshDatabase;
+let market: Market;
 let app: FastifyInstance;
 let token: string;
 let otherToken: string;
@@ -84,7 +86,8 @@ async function call(
 beforeAll(async () => {
   fresh = await freshPostgres();
   await migrate(fresh.db);
-  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN });
+  market = await Market.open(fresh.db, { tickIntervalMs: 0 });
+  app = buildApp({ logLevel: 'silent' }, { db: fresh.db, adminToken: ADMIN, market });
   const make = async (name: string, scopes: string[]): Promise<string> =>
     (await call('POST', '/v1/admin/accounts', ADMIN, { name, organization: name, scopes })).json[
       'token'

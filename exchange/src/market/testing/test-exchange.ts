@@ -1,0 +1,173 @@
+// An exchange for API tests: a fresh PostgreSQL database (or PGlite), every
+// book rebuilt, a clock the test moves, and helpers to onboard accounts and
+// clusters through the admin API and call the customer API.
+
+import type { TokenScope } from '@gpux/shared';
+import type { FastifyInstance } from 'fastify';
+
+import { buildApp } from '../../app.js';
+import type { RateLimits } from '../../auth/rate-limit.js';
+import type { Database } from '../../db/database.js';
+import { migrate } from '../../db/migrate.js';
+import { openPglite } from '../../db/pglite.js';
+import { freshPostgres } from '../../db/testing/fresh-database.js';
+import { Market } from '../market.js';
+import type { Clock } from '../market.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** 2026-11-22T00:00:00Z: tests start here and move the clock by hand. */
+export const T0 = Date.UTC(2026, 10, 22);
+
+export class ManualClock implements Clock {
+  constructor(public t: number = T0) {}
+  now(): number {
+    return this.t;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly json: Record<string, unknown>;
+  readonly body: string;
+  readonly headers: Record<string, string | string[] | number | undefined>;
+}
+
+export interface Party {
+  readonly accountId: string;
+  readonly organizationId: string;
+  readonly token: string;
+}
+
+export interface TestExchangeOptions {
+  readonly engine?: 'postgres' | 'pglite';
+  readonly rateLimits?: RateLimits;
+  readonly provisioningTimeoutMs?: number;
+  /** Reuse a database (the restart test). */
+  readonly db?: Database;
+}
+
+export interface TestExchange {
+  readonly app: FastifyInstance;
+  readonly db: Database;
+  readonly market: Market;
+  readonly clock: ManualClock;
+  call(
+    method: string,
+    url: string,
+    token: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Reply>;
+  account(
+    name: string,
+    opts?: { organization?: string; scopes?: TokenScope[]; creditLimit?: number },
+  ): Promise<Party>;
+  /** A cluster of `nodes` nodes owned by `provider`; returns its id. */
+  cluster(provider: Party, nodes: number, gpuType?: string, zone?: string): Promise<string>;
+  /** Let time pass in every book (expiry, scheduled orders, lease ends). */
+  tick(ms?: number): Promise<void>;
+  /** Stop the app and the books; keep the database (for a restart). */
+  stop(): Promise<void>;
+  /** Stop and drop the database. */
+  close(): Promise<void>;
+}
+
+const NO_LIMITS: RateLimits = { query: 1_000_000, create: 1_000_000, cancel: 1_000_000 };
+
+export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExchange> {
+  let db: Database;
+  let drop: () => Promise<void>;
+  if (o.db !== undefined) {
+    db = o.db;
+    drop = () => db.close();
+  } else if (o.engine === 'pglite') {
+    db = await openPglite();
+    drop = () => db.close();
+  } else {
+    const fresh = await freshPostgres();
+    db = fresh.db;
+    drop = () => fresh.drop();
+  }
+  await migrate(db);
+  const clock = new ManualClock();
+  const market = await Market.open(db, {
+    tickIntervalMs: 0,
+    clock,
+    ...(o.provisioningTimeoutMs === undefined
+      ? {}
+      : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
+  });
+  const app = buildApp(
+    { logLevel: 'silent', rateLimits: o.rateLimits ?? NO_LIMITS },
+    { db, adminToken: ADMIN_TOKEN, market },
+  );
+  let stopped = false;
+
+  const call: TestExchange['call'] = async (method, url, token, body, headers = {}) => {
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}`, ...headers },
+      ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
+    });
+    let json: Record<string, unknown> = {};
+    try {
+      json = res.json<Record<string, unknown>>();
+    } catch {
+      // Not JSON (kubeconfig YAML).
+    }
+    return { status: res.statusCode, json, body: res.body, headers: res.headers };
+  };
+
+  const ex: TestExchange = {
+    app,
+    db,
+    market,
+    clock,
+    call,
+    async account(name, a = {}) {
+      const r = await call('POST', '/v1/admin/accounts', ADMIN_TOKEN, {
+        name,
+        organization: a.organization ?? name,
+        scopes: a.scopes ?? ['trade', 'read', 'leases', 'provider'],
+        ...(a.creditLimit === undefined ? {} : { credit_limit: a.creditLimit }),
+      });
+      if (r.status !== 201) throw new Error(`account ${name}: ${r.body}`);
+      return {
+        accountId: r.json['account_id'] as string,
+        organizationId: r.json['organization_id'] as string,
+        token: r.json['token'] as string,
+      };
+    },
+    async cluster(provider, nodes, gpuType = 'h100', zone = 'us-west-1') {
+      const r = await call('POST', '/v1/admin/clusters', ADMIN_TOKEN, {
+        provider_account_id: provider.accountId,
+        gpu_type: gpuType,
+        zone,
+        nodes: Array.from({ length: nodes }, (_, i) => ({
+          hostname: `node-${i + 1}.${provider.accountId.slice(-6)}.example`,
+        })),
+      });
+      if (r.status !== 201) throw new Error(`cluster: ${r.body}`);
+      return r.json['cluster_id'] as string;
+    },
+    async tick(ms = 0) {
+      clock.advance(ms);
+      await market.tickAll(clock.now());
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await app.close();
+      await market.close();
+    },
+    async close() {
+      await ex.stop();
+      await drop();
+    },
+  };
+  return ex;
+}
