@@ -12,6 +12,8 @@ import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { orderRoutes } from './routes/orders.js';
+import { leaseRoutes } from './routes/leases.js';
+import { marketDataRoutes } from './routes/market-data.js';
 
 /**
  * Request validation. Bodies are JSON and must carry the right types: a count
@@ -62,6 +64,8 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   clusterRoutes(app, ctx);
   sshKeyRoutes(app, ctx);
   orderRoutes(app, ctx);
+  marketDataRoutes(app, ctx);
+  leaseRoutes(app, ctx);
 
   return app;
 }

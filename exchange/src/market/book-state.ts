@@ -58,18 +58,31 @@ export function freeNodes(c: ClusterState): number {
   return up - c.leased.size - c.openSellNodes;
 }
 
-export type PlaceOutcome =
-  | { readonly ok: true; readonly order: OrderJson }
+export interface PlaceRejection {
+  readonly ok: false;
+  readonly code:
+    | 'insufficient_liquidity'
+    | 'self_trade_prevented'
+    | 'invalid_request'
+    | 'price_out_of_collar'
+    | 'order_value_too_low';
+  readonly message: string;
+  readonly missingGpus?: number | undefined;
+}
+
+export type PlaceOutcome = { readonly ok: true; readonly order: OrderJson } | PlaceRejection;
+
+export type ResellOutcome =
+  | { readonly live: false }
+  | ({ readonly live: true } & PlaceRejection)
   | {
-      readonly ok: false;
-      readonly code:
-        | 'insufficient_liquidity'
-        | 'self_trade_prevented'
-        | 'invalid_request'
-        | 'price_out_of_collar'
-        | 'order_value_too_low';
-      readonly message: string;
-      readonly missingGpus?: number | undefined;
+      readonly live: true;
+      readonly ok: true;
+      /** The resell order as placed, and its fill if a buyer took it at once. */
+      readonly order: OrderRow;
+      readonly fills: readonly FillRow[];
+      /** The lease as it is now: `refund_cents` is the original refund once sold. */
+      readonly sourceLease: LeaseRow;
     };
 
 export type CancelOutcome =
@@ -121,37 +134,8 @@ export class BookState {
   place(row: OrderRow, now: number, changes: ChangeSet): PlaceOutcome {
     this.begin(changes);
     try {
-      const cluster =
-        row.resale_lease_id === null && row.cluster_id !== null
-          ? this.cluster(row.cluster_id)
-          : undefined;
-      const nodes = row.gpu_count / GPUS_PER_NODE;
-      if (cluster !== undefined && freeNodes(cluster) < nodes) {
-        throw new GpuxError(
-          'insufficient_capacity',
-          `cluster ${cluster.id} has ${Math.max(0, freeNodes(cluster))} free nodes; the order offers ${nodes}`,
-        );
-      }
-      const result = this.book.place(inputOf(row), now);
-      if (!result.ok) {
-        this.handle(result.events);
-        return {
-          ok: false,
-          code: result.code,
-          message: result.message,
-          missingGpus: result.missingGpus,
-        };
-      }
-      if (result.referencePrice !== undefined) row.reference_price_cents = result.referencePrice;
-      this.orders.set(row.id, row);
-      this.touched.add(row.id);
-      if (cluster !== undefined) cluster.openSellNodes += nodes;
-      if (row.resale_lease_id !== null) {
-        const lease = this.leases.get(row.resale_lease_id);
-        if (lease !== undefined) lease.resaleOrderId = row.id;
-      }
-      this.handle(result.events);
-      this.finish();
+      const placed = this.placeRow(row, now);
+      if (!placed.ok) return placed;
       return {
         ok: true,
         order: orderView(
@@ -162,6 +146,42 @@ export class BookState {
     } finally {
       this.end();
     }
+  }
+
+  private placeRow(row: OrderRow, now: number): PlaceRejection | { readonly ok: true } {
+    const cluster =
+      row.resale_lease_id === null && row.cluster_id !== null
+        ? this.cluster(row.cluster_id)
+        : undefined;
+    const nodes = row.gpu_count / GPUS_PER_NODE;
+    if (cluster !== undefined && freeNodes(cluster) < nodes) {
+      throw new GpuxError(
+        'insufficient_capacity',
+        `cluster ${cluster.id} has ${Math.max(0, freeNodes(cluster))} free nodes; the order offers ${nodes}`,
+      );
+    }
+    const result = this.book.place(inputOf(row), now);
+    if (!result.ok) {
+      this.handle(result.events);
+      this.finish();
+      return {
+        ok: false,
+        code: result.code,
+        message: result.message,
+        missingGpus: result.missingGpus,
+      };
+    }
+    if (result.referencePrice !== undefined) row.reference_price_cents = result.referencePrice;
+    this.orders.set(row.id, row);
+    this.touched.add(row.id);
+    if (cluster !== undefined) cluster.openSellNodes += nodes;
+    if (row.resale_lease_id !== null) {
+      const lease = this.leases.get(row.resale_lease_id);
+      if (lease !== undefined) lease.resaleOrderId = row.id;
+    }
+    this.handle(result.events);
+    this.finish();
+    return { ok: true };
   }
 
   /** DELETE /v1/orders/{id}: `open: false` when the order is not open (any more). */
@@ -208,6 +228,41 @@ export class BookState {
         remainingMs,
         refundCents,
       };
+    } finally {
+      this.end();
+    }
+  }
+
+  /**
+   * D27: offer a live lease of `accountId` for resale as one sell order for
+   * the whole lease. `build` makes the order row once the clock has
+   * advanced (the lease may have ended meanwhile).
+   */
+  resell(
+    leaseId: string,
+    accountId: string,
+    now: number,
+    changes: ChangeSet,
+    build: (lease: LeaseRow) => OrderRow,
+  ): ResellOutcome {
+    const live = this.leases.get(leaseId);
+    if (live === undefined || live.row.account_id !== accountId) return { live: false };
+    this.begin(changes);
+    try {
+      this.advance(now);
+      this.finish();
+      if (!this.leases.has(leaseId)) return { live: false };
+      if (live.resaleOrderId !== null) {
+        throw new GpuxError(
+          'invalid_request',
+          `lease ${leaseId} is already offered by resell order ${live.resaleOrderId}; cancel it first (DELETE /v1/orders/${live.resaleOrderId})`,
+        );
+      }
+      const row = build({ ...live.row });
+      const placed = this.placeRow(row, now);
+      if (!placed.ok) return { live: true, ...placed };
+      const fills = this.newFills.filter((f) => f.sell_order_id === row.id);
+      return { live: true, ok: true, order: { ...row }, fills, sourceLease: { ...live.row } };
     } finally {
       this.end();
     }
