@@ -132,7 +132,7 @@ export function marketDataRoutes(
   }>(
     '/v1/prices/estimate',
     { schema: { querystring: estimateQuery }, preValidation: requireScope(db, limiter, 'read') },
-    async (request) => {
+    (request) => {
       const q = request.query;
       const caller = callerOf(request);
       const now = market.clock.now();
