@@ -5,6 +5,7 @@ import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GpuxError, errorBody } from '@gpux/shared';
+import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
 import type { Config } from './config.js';
 import type { RouteContext, Services } from './services.js';
@@ -56,6 +57,7 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   );
   app.decorateRequest('principal', null);
   app.get('/healthz', () => ({ status: 'ok' }));
+  idempotency(app, services.db, () => services.market.clock.now());
   const ctx: RouteContext = {
     ...services,
     limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 
 import { seedDemo } from './accounts/demo.js';
 import { buildApp } from './app.js';
+import { purgeIdempotencyKeys } from './auth/idempotency.js';
 import { newApiToken } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
@@ -56,6 +57,13 @@ const market = await Market.open(db, { provisioningTimeoutMs: config.provisionin
 const app = buildApp(config, { db, adminToken, market });
 // D34: demo data on the embedded database, or on PostgreSQL when asked for.
 const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
+
+// D23: keys are kept 24 h; forget older ones once an hour.
+const purge = setInterval(
+  () => void purgeIdempotencyKeys(db, Date.now()).catch(() => undefined),
+  3_600_000,
+);
+purge.unref();
 
 let draining = false;
 async function drain(signal: NodeJS.Signals): Promise<void> {

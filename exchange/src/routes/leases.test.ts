@@ -230,4 +230,3 @@ describe('leases (D25-D28)', () => {
     expect(again.json['status']).toBe('pending');
   });
 });
-

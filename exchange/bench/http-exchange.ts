@@ -1,0 +1,247 @@
+// The exchange under test for the HTTP bench: a database of its own on the
+// local PostgreSQL, the built exchange (`exchange/dist/main.js`) as a child
+// process, and the admin API calls that onboard the bench's accounts and
+// clusters. Everything here is undone by `stop()`, also after a failure.
+
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import pg from 'pg';
+import type { Pool } from 'undici';
+
+/** The repository root (this file is exchange/bench/). */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** Where to create the bench database: the same server the tests use. */
+export const ADMIN_URL =
+  process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The largest per-minute limit the exchange accepts (config.ts: at most 9 digits). */
+const NO_RATE_LIMIT = '999999999';
+
+/** `tsc -b exchange`: the bench runs what `npm start` runs. */
+export function buildExchange(): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-b', 'exchange'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface ExchangeOptions {
+  /** Node flags for the child, e.g. `--cpu-prof`. */
+  readonly nodeArgs: readonly string[];
+  /** Called with each line the exchange prints after it started listening. */
+  readonly onLog: (line: string) => void;
+}
+
+export class BenchExchange {
+  private child: ChildProcess | undefined;
+  private dbCreated = false;
+  private stopping: Promise<void> | undefined;
+  /** What the child printed before it listened (shown if it fails to start). */
+  private startOutput = '';
+  url = '';
+  serverVersion = '';
+  readonly adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
+  readonly dbName = `gpux_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get databaseUrl(): string {
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${this.dbName}`;
+    return url.toString();
+  }
+
+  /** Creates the database and starts the exchange on it; resolves with its URL. */
+  async start(options: ExchangeOptions): Promise<string> {
+    this.serverVersion = await admin(async (c) => {
+      const r = await c.query<{ v: string }>('SHOW server_version');
+      await c.query(`CREATE DATABASE ${this.dbName}`);
+      this.dbCreated = true;
+      return r.rows[0]?.v ?? '?';
+    });
+    const child = spawn(process.execPath, [...options.nodeArgs, MAIN], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: this.databaseUrl,
+        GPUX_ADMIN_TOKEN: this.adminToken,
+        GPUX_DEMO: '0',
+        GPUX_RATE_QUERIES_PER_MINUTE: NO_RATE_LIMIT,
+        GPUX_RATE_ORDERS_PER_MINUTE: NO_RATE_LIMIT,
+        GPUX_RATE_CANCELS_PER_MINUTE: NO_RATE_LIMIT,
+      },
+      // Its own process group: a ctrl-c in the terminal reaches the bench,
+      // which stops the exchange itself (and only then drops its database).
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.url = await new Promise<string>((resolve, reject) => {
+      let listening = false;
+      const onLine = (line: string): void => {
+        if (listening) {
+          options.onLog(line);
+          return;
+        }
+        this.startOutput += `${line}\n`;
+        const m = /listening on (http:\/\/\S+)/.exec(line);
+        if (m?.[1] !== undefined) {
+          listening = true;
+          resolve(m[1]);
+        }
+      };
+      lines(child.stdout, onLine);
+      lines(child.stderr, onLine);
+      child.once('exit', (code, signal) => {
+        if (!listening) {
+          reject(
+            new Error(
+              `the exchange exited (${code ?? signal}) before listening:\n${this.startOutput}`,
+            ),
+          );
+        } else if (this.stopping === undefined) {
+          options.onLog(`exchange exited unexpectedly (${code ?? signal})`);
+        }
+      });
+    });
+    return this.url;
+  }
+
+  /** Creates an account through the admin API; returns its id and token. */
+  async account(
+    pool: Pool,
+    name: string,
+    organization: string,
+    scopes: readonly string[],
+  ): Promise<{ id: string; token: string }> {
+    const r = await this.adminPost(pool, '/v1/admin/accounts', { name, organization, scopes });
+    return { id: String(r['account_id']), token: String(r['token']) };
+  }
+
+  /** Creates a cluster of `nodes` nodes through the admin API; returns its id. */
+  async cluster(
+    pool: Pool,
+    providerAccountId: string,
+    gpuType: string,
+    zone: string,
+    nodes: number,
+  ): Promise<string> {
+    const hosts: { hostname: string }[] = [];
+    for (let i = 0; i < nodes; i++) hosts.push({ hostname: `n${i}` });
+    const r = await this.adminPost(pool, '/v1/admin/clusters', {
+      provider_account_id: providerAccountId,
+      gpu_type: gpuType,
+      zone,
+      nodes: hosts,
+    });
+    return String(r['cluster_id']);
+  }
+
+  private async adminPost(
+    pool: Pool,
+    path: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
+    const res = await pool.request({
+      path,
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${this.adminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`POST ${path}: ${res.statusCode} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+
+  /**
+   * Stops the exchange (SIGTERM: it drains and exits, writing a CPU profile
+   * if asked to; SIGKILL after 15 s) and drops the database. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    const child = this.child;
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    if (this.dbCreated) {
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`));
+      this.dbCreated = false;
+    }
+  }
+}
+
+function lines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
+  if (stream === null) return;
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buf += chunk;
+    let nl = buf.indexOf('\n');
+    while (nl >= 0) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      nl = buf.indexOf('\n');
+    }
+  });
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc; undefined elsewhere. */
+export async function cpuMsOf(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[11]) + Number(rest[12]);
+    return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy and total CPU time of the whole machine (ms, all cores), from /proc/stat. */
+export async function machineCpuMs(): Promise<{ busy: number; total: number } | undefined> {
+  try {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    // idle + iowait
+    const idle = (f[3] ?? 0) + (f[4] ?? 0);
+    return { busy: ((total - idle) * 1000) / CLOCK_TICKS, total: (total * 1000) / CLOCK_TICKS };
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;

@@ -1,0 +1,146 @@
+// D23: `Idempotency-Key` on POST and DELETE, kept 24 h per account in
+// PostgreSQL. The same key with the same request replays the first answer
+// (status and body); with a different request it is idempotency_key_reused
+// (422); while the first is still running, idempotency_key_in_progress (409).
+//
+// The key is claimed with one INSERT before the handler runs, so two
+// concurrent requests with one key cannot both run. A claim whose request
+// never recorded its answer (the process died in between) stays in progress
+// until the key expires: the request may have happened, and running it again
+// could place a second order; the client looks at its orders instead.
+// Answers of 5xx are not kept: the request did not happen, a retry may run.
+
+import { createHash } from 'node:crypto';
+
+import { GpuxError } from '@gpux/shared';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+import type { Queryable } from '../db/database.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when this request claimed an Idempotency-Key. */
+    idempotency: { accountId: string; key: string } | null;
+  }
+}
+
+/** JSON with object keys sorted, so the same body in another key order is the same request. */
+function canonical(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map(canonical).join(',')}]`;
+  if (x !== null && typeof x === 'object') {
+    const entries = Object.entries(x as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(x) ?? 'null';
+}
+
+function requestHash(request: FastifyRequest): Buffer {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`)
+    .digest();
+}
+
+interface KeyRow {
+  request_hash: Buffer | Uint8Array;
+  status_code: number | null;
+  response_body: string | null;
+  created_ms: number;
+}
+
+export function idempotency(app: FastifyInstance, db: Queryable, now: () => number): void {
+  app.decorateRequest('idempotency', null);
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'POST' && request.method !== 'DELETE') return;
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined || request.principal === null) return;
+    const key = Array.isArray(raw) ? raw[0] : raw;
+    if (key === undefined || !KEY.test(key)) {
+      throw new GpuxError(
+        'invalid_request',
+        'Idempotency-Key must be 1 to 255 printable characters',
+      );
+    }
+    const accountId = request.principal.accountId;
+    const hash = requestHash(request);
+    const t = now();
+    const claimed = await db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms)
+       VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, key) DO NOTHING RETURNING 1`,
+      [accountId, key, hash, t],
+    );
+    if (claimed.length === 0) {
+      const [row] = await db.query<KeyRow>(
+        'SELECT request_hash, status_code, response_body, created_ms FROM idempotency_keys WHERE account_id = $1 AND key = $2',
+        [accountId, key],
+      );
+      const expired = row === undefined || row.created_ms <= t - IDEMPOTENCY_TTL_MS;
+      if (!expired) {
+        if (!Buffer.from(row.request_hash).equals(hash)) {
+          throw new GpuxError(
+            'idempotency_key_reused',
+            'this Idempotency-Key was first used with a different request',
+          );
+        }
+        if (row.status_code === null) {
+          throw new GpuxError(
+            'idempotency_key_in_progress',
+            'a request with this Idempotency-Key is still running; retry shortly',
+          );
+        }
+        void reply
+          .code(row.status_code)
+          .header('content-type', 'application/json; charset=utf-8')
+          .header('idempotent-replayed', 'true')
+          .send(row.response_body ?? '');
+        return reply;
+      }
+      // Past its 24 h: claim it anew, unless someone else just did.
+      const retaken = await db.query(
+        `UPDATE idempotency_keys SET request_hash = $3, status_code = NULL, response_body = NULL, created_ms = $4
+          WHERE account_id = $1 AND key = $2 AND created_ms = $5 RETURNING 1`,
+        [accountId, key, hash, t, row?.created_ms ?? -1],
+      );
+      if (retaken.length === 0) {
+        throw new GpuxError(
+          'idempotency_key_in_progress',
+          'a request with this Idempotency-Key is still running; retry shortly',
+        );
+      }
+    }
+    request.idempotency = { accountId, key };
+  });
+
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const claim = request.idempotency;
+    if (claim === null) return payload;
+    request.idempotency = null;
+    if (reply.statusCode >= 500) {
+      await db.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2', [
+        claim.accountId,
+        claim.key,
+      ]);
+      return payload;
+    }
+    await db.query(
+      'UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE account_id = $1 AND key = $2',
+      [
+        claim.accountId,
+        claim.key,
+        reply.statusCode,
+        typeof payload === 'string' ? payload : String(payload),
+      ],
+    );
+    return payload;
+  });
+}
+
+/** Forget keys past their 24 h (D23). */
+export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<void> {
+  await db.query('DELETE FROM idempotency_keys WHERE created_ms <= $1', [now - IDEMPOTENCY_TTL_MS]);
+}
