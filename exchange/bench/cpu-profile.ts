@@ -109,8 +109,7 @@ export function summarizeProfile(file: string, windowMs: number): ProfileSummary
       inclusive.set(label, (inclusive.get(label) ?? 0) + us);
     }
   }
-  const ms = (list: [string, number][]): [string, number][] =>
-    list.map(([k, v]) => [k, v / 1000]);
+  const ms = (list: [string, number][]): [string, number][] => list.map(([k, v]) => [k, v / 1000]);
   return {
     totalMs: totalUs / 1000,
     idleMs: idleUs / 1000,

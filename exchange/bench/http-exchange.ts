@@ -6,7 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -71,10 +71,10 @@ export class BenchExchange {
   /** Creates the database and starts the exchange on it; resolves with its URL. */
   async start(options: ExchangeOptions): Promise<string> {
     this.serverVersion = await admin(async (c) => {
-      const r = await c.query<{ v: string }>('SHOW server_version');
+      const r = await c.query<{ server_version: string }>('SHOW server_version');
       await c.query(`CREATE DATABASE ${this.dbName}`);
       this.dbCreated = true;
-      return r.rows[0]?.v ?? '?';
+      return r.rows[0]?.server_version ?? '?';
     });
     const child = spawn(process.execPath, [...options.nodeArgs, MAIN], {
       cwd: ROOT,
@@ -224,6 +224,29 @@ export async function cpuMsOf(pid: number): Promise<number | undefined> {
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(rest[11]) + Number(rest[12]);
     return (ticks * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (ms) used so far by every process named `name` (e.g. the
+ * PostgreSQL server and its backends), from /proc; undefined elsewhere.
+ * Processes that exited meanwhile are not counted.
+ */
+export async function cpuMsOfAll(name: string): Promise<number | undefined> {
+  try {
+    let total = 0;
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      if (open < 0 || stat.slice(open + 1, close) !== name) continue;
+      const rest = stat.slice(close + 2).split(' ');
+      total += Number(rest[11]) + Number(rest[12]);
+    }
+    return (total * 1000) / CLOCK_TICKS;
   } catch {
     return undefined;
   }

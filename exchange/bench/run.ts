@@ -2,6 +2,8 @@
 //
 //   npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]
 //
+// `npm run bench -- http …` runs the HTTP bench instead (http-bench.ts).
+//
 // (env BENCH_ORDERS / BENCH_SEED / BENCH_WARMUP / BENCH_RUNS work too). What the streams
 // are and what the figures mean: docs/benchmarks.md. The last line is the
 // summary, in a fixed form other tools may parse.
@@ -19,6 +21,7 @@ import {
   plainStream,
   type OrderStream,
 } from './order-stream.js';
+import { runHttpBench } from './http-bench.js';
 import { runPeer, runPeerTimed, type PeerCounts } from './peer-nodejs-order-book.js';
 import {
   Counter,
@@ -42,7 +45,9 @@ interface Options {
   readonly runs: number;
 }
 
-const USAGE = 'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]';
+const USAGE =
+  'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]\n' +
+  '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]';
 
 function parseArgs(argv: readonly string[]): Options {
   let suite = 'engine';
@@ -359,4 +364,7 @@ function main(): void {
   );
 }
 
-main();
+// The suite is the one word among the arguments; flag values are numbers.
+const args = process.argv.slice(2);
+if (args.includes('http')) await runHttpBench(args);
+else main();

@@ -101,7 +101,10 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
   const app = buildApp(
-    { logLevel: 'silent', rateLimits: o.rateLimits ?? NO_LIMITS },
+    {
+      logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
+      rateLimits: o.rateLimits ?? NO_LIMITS,
+    },
     { db, adminToken: ADMIN_TOKEN, market },
   );
   let stopped = false;
