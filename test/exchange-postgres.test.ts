@@ -1,0 +1,204 @@
+// The exchange as a real process on this machine's PostgreSQL (issue 3),
+// driven over HTTP only: onboarding, a sell, a market buy that fills, the
+// order book, a lease terminated with its refund, then a restart on the same
+// database that keeps the resting order and the book.
+
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
+const ADMIN_URL = process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+const DB_NAME = `gpux_e2e_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+let databaseUrl: string;
+let child: ChildProcess | undefined;
+let base = '';
+
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+async function startExchange(): Promise<void> {
+  const proc = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
+      GPUX_DEMO: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  let output = '';
+  base = await new Promise<string>((resolve, reject) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m?.[1] !== undefined) resolve(m[1]);
+    });
+    proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    proc.once('exit', (code) => reject(new Error(`exchange exited (${code}):\n${output}`)));
+  });
+}
+
+async function stopExchange(): Promise<number | null> {
+  if (child === undefined) return null;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  child = undefined;
+  return code;
+}
+
+async function call(
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+beforeAll(async () => {
+  await admin(`CREATE DATABASE ${DB_NAME}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${DB_NAME}`;
+  databaseUrl = url.toString();
+  await startExchange();
+}, 60_000);
+
+afterAll(async () => {
+  if (child !== undefined) child.kill('SIGKILL');
+  await admin(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
+});
+
+describe('the exchange on PostgreSQL, over HTTP', () => {
+  let provider = '';
+  let buyer = '';
+  let restingSell = '';
+
+  it('onboards a provider with a cluster and a buyer through the admin API (D31)', async () => {
+    const p = await call('POST', '/v1/admin/accounts', ADMIN_TOKEN, {
+      name: 'farm',
+      organization: 'farm-inc',
+      scopes: ['trade', 'read', 'leases', 'provider'],
+    });
+    expect(p.status).toBe(201);
+    provider = p.json['token'] as string;
+    const b = await call('POST', '/v1/admin/accounts', ADMIN_TOKEN, {
+      name: 'lab',
+      organization: 'ai-lab',
+      scopes: ['trade', 'read', 'leases'],
+    });
+    buyer = b.json['token'] as string;
+    const c = await call('POST', '/v1/admin/clusters', ADMIN_TOKEN, {
+      provider_account_id: p.json['account_id'],
+      gpu_type: 'h100',
+      zone: 'us-east-1',
+      nodes: [{ hostname: 'gpu-a' }, { hostname: 'gpu-b' }, { hostname: 'gpu-c' }],
+    });
+    expect(c.status).toBe(201);
+  });
+
+  it('fills a market buy from a resting sell at the ask, and shows the book', async () => {
+    const s = await call('POST', '/v1/orders', provider, {
+      side: 'sell',
+      gpu_type: 'h100',
+      zone: 'us-east-1',
+      gpu_count: 16,
+      duration_hours: 72,
+      limit_price: 2.4,
+    });
+    expect(s.json).toMatchObject({ status: 'pending' });
+    const s2 = await call('POST', '/v1/orders', provider, {
+      side: 'sell',
+      gpu_type: 'h100',
+      zone: 'us-east-1',
+      gpu_count: 8,
+      duration_hours: 72,
+      limit_price: 2.6,
+    });
+    restingSell = s2.json['order_id'] as string;
+    const b = await call('POST', '/v1/orders', buyer, {
+      side: 'buy',
+      gpu_type: 'h100',
+      zone: 'us-east-1',
+      gpu_count: 8,
+      duration_hours: 5,
+    });
+    expect(b.status).toBe(200);
+    expect(b.json).toMatchObject({ status: 'filled', matched_price: 2.4, total_cost: 96 });
+    const book = await call('GET', '/v1/orderbook?gpu_type=h100&zone=us-east-1', buyer);
+    expect(book.json).toMatchObject({
+      market_depth: { best_ask: 2.4, best_bid: null },
+      asks: [
+        { price: 2.4, gpus: 8, orders: 1 },
+        { price: 2.6, gpus: 8, orders: 1 },
+      ],
+      last_trade: { price: 2.4, gpus: 8 },
+      volume_24h: 8,
+    });
+    const est = await call(
+      'GET',
+      '/v1/prices/estimate?gpu_type=h100&zone=us-east-1&gpu_count=16&duration_hours=10',
+      buyer,
+    );
+    expect(est.json).toMatchObject({
+      estimated_price: 2.5,
+      sufficient_liquidity: true,
+      cost_breakdown: { compute_cost: 400, platform_fee: 40, total_cost: 440 },
+      total_cost: 440,
+    });
+  });
+
+  it('terminates the lease at once with a refund (D26)', async () => {
+    const leases = await call('GET', '/v1/leases', buyer);
+    const [lease] = leases.json['leases'] as { lease_id: string }[];
+    expect(lease).toBeDefined();
+    const t = await call('DELETE', `/v1/leases/${lease!.lease_id}`, buyer);
+    expect(t.status).toBe(200);
+    expect(t.json).toMatchObject({ status: 'terminated', rate: 2.4 });
+    // Terminated within a second of the start: almost all of the 96 comes back.
+    expect(t.json['refund_amount']).toBeGreaterThan(95.9);
+    const account = await call('GET', '/v1/account', buyer);
+    expect(account.json['balance']).toBeCloseTo(
+      -(96 + 9.6) + (t.json['refund_amount'] as number),
+      2,
+    );
+  });
+
+  it('restarts on the same database with the same book and orders', async () => {
+    const before = await call('GET', '/v1/orderbook?gpu_type=h100&zone=us-east-1', buyer);
+    expect(await stopExchange()).toBe(0);
+    await startExchange();
+    const after = await call('GET', '/v1/orderbook?gpu_type=h100&zone=us-east-1', buyer);
+    expect({ ...after.json, timestamp: null }).toEqual({ ...before.json, timestamp: null });
+    const o = await call('GET', `/v1/orders/${restingSell}`, provider);
+    expect(o.json).toMatchObject({ status: 'pending', limit_price: 2.6 });
+    expect(await stopExchange()).toBe(0);
+  });
+});
