@@ -97,5 +97,30 @@ if (demo !== undefined) {
   console.log(
     `demo provider token (${demo.providerAccountId}, cluster ${demo.clusterId}): ${demo.providerToken}`,
   );
+  // Something to buy: the demo provider offers two of its nodes if it offers none.
+  const offered = await db.query(
+    'SELECT 1 FROM orders WHERE cluster_id = $1 AND book_state IS NOT NULL LIMIT 1',
+    [demo.clusterId],
+  );
+  if (offered.length === 0) {
+    await app.inject({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { authorization: `Bearer ${demo.providerToken}` },
+      payload: {
+        side: 'sell',
+        gpu_type: 'h100',
+        zone: 'us-west-1',
+        gpu_count: 16,
+        duration_hours: 720,
+        limit_price: 2.5,
+        cluster_id: demo.clusterId,
+      },
+    });
+  }
   console.log(`try: curl -H 'Authorization: Bearer ${demo.buyerToken}' ${url}/v1/account`);
+  console.log(
+    `     curl -H 'Authorization: Bearer ${demo.buyerToken}' -H 'Content-Type: application/json' ` +
+      `-d '{"side":"buy","gpu_type":"h100","zone":"us-west-1","gpu_count":8,"duration_hours":2}' ${url}/v1/orders`,
+  );
 }
