@@ -136,8 +136,9 @@ export class BookWriter {
       }
     }
     if (broken !== undefined) {
-      for (const q of batch) q.reject(broken);
+      // Rebuild first, so nobody who hears of the failure can still read the lost state.
       await this.rebuild();
+      for (const q of batch) q.reject(broken);
       return;
     }
     batch.forEach((q, i) => {
