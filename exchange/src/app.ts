@@ -2,8 +2,9 @@
 // app.inject(), main.ts listens.
 
 import { Ajv } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import Fastify from 'fastify';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { GpuxError, errorBody } from '@gpux/shared';
 import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
@@ -15,6 +16,7 @@ import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { orderRoutes } from './routes/orders.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
+import { openApiRoute } from './openapi.js';
 
 /**
  * Request validation. Bodies are JSON and must carry the right types: a count
@@ -27,6 +29,40 @@ const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: fal
 const strictAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: false });
 const coercingAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: 'array' });
 
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * ajv coerces "1e400" or "Infinity" in a query to Infinity and then skips
+ * minimum and maximum (they test finite numbers only), so `?limit=Infinity`
+ * would pass and reach the database: after coercion, numbers must be finite.
+ */
+function finiteNumbersOnly(validate: ValidateFunction): Validator {
+  const check: Validator = (data) => {
+    if (!validate(data)) {
+      check.errors = validate.errors ?? null;
+      return false;
+    }
+    const entries = typeof data === 'object' && data !== null ? Object.entries(data) : [];
+    const bad = entries.find(([, value]) =>
+      [value].flat().some((v) => typeof v === 'number' && !Number.isFinite(v)),
+    );
+    check.errors =
+      bad === undefined
+        ? null
+        : [
+            {
+              keyword: 'type',
+              instancePath: `/${bad[0]}`,
+              schemaPath: '#',
+              params: {},
+              message: 'must be a finite number',
+            },
+          ];
+    return bad === undefined;
+  };
+  return check;
+}
+
 /** D20: larger bodies are rejected with payload_too_large. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -37,6 +73,12 @@ export type { Services };
 export function buildApp(config: AppConfig, services: Services): FastifyInstance {
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
+    // Errors found before routing (bad percent-encoding, a path parameter over
+    // Fastify's 100 characters) answer with the D19 envelope too.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const err = toGpuxError(error);
+      void reply.code(err.status).send(errorBody(err));
+    },
 
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
   });
@@ -53,9 +95,13 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   });
 
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema),
+    httpPart === 'body'
+      ? strictAjv.compile(schema)
+      : finiteNumbersOnly(coercingAjv.compile(schema)),
   );
   app.decorateRequest('principal', null);
+  // First: it records the routes added after it for GET /v1/openapi.json.
+  openApiRoute(app);
   app.get('/healthz', () => ({ status: 'ok' }));
   idempotency(app, services.db, () => services.market.clock.now());
   const ctx: RouteContext = {
@@ -84,6 +130,13 @@ function toGpuxError(error: FastifyError): GpuxError {
       `request body is larger than ${BODY_LIMIT_BYTES} bytes`,
       { cause: error },
     );
+  }
+  // PostgreSQL text cannot hold U+0000 (22021): a NUL in an id or name the
+  // client sent is the client's mistake, not a server fault.
+  if (error.code === '22021') {
+    return new GpuxError('invalid_request', 'text must not contain the NUL character (\\u0000)', {
+      cause: error,
+    });
   }
   const status = error.statusCode ?? 500;
   // Fastify's own 4xx (bad JSON, wrong content type, ...) are the client's mistake.

@@ -27,14 +27,23 @@ declare module 'fastify' {
   }
 }
 
+/** Our bodies are flat; a deeper one is refused rather than walked without bound. */
+const MAX_DEPTH = 32;
+
 /** JSON with object keys sorted, so the same body in another key order is the same request. */
-function canonical(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(canonical).join(',')}]`;
+function canonical(x: unknown, depth = 0): string {
+  if (depth > MAX_DEPTH) {
+    throw new GpuxError(
+      'invalid_request',
+      `the request body nests deeper than ${MAX_DEPTH} levels`,
+    );
+  }
+  if (Array.isArray(x)) return `[${x.map((v) => canonical(v, depth + 1)).join(',')}]`;
   if (x !== null && typeof x === 'object') {
     const entries = Object.entries(x as Record<string, unknown>).sort(([a], [b]) =>
       a < b ? -1 : a > b ? 1 : 0,
     );
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(x) ?? 'null';
 }

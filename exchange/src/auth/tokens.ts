@@ -20,7 +20,8 @@ export function hashToken(token: string): Buffer {
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  const m = /^Bearer +([\x21-\x7e]{1,512})$/.exec(header.trim());
+  // The scheme name is case-insensitive (RFC 9110 §11.1).
+  const m = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header.trim());
   return m?.[1];
 }
 

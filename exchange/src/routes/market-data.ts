@@ -69,7 +69,7 @@ function gpuTypeOf(q: { gpu_type?: GpuType; instance_type?: string }): GpuType {
   if (q.instance_type !== undefined) {
     const m = INSTANCE_TYPE.exec(q.instance_type);
     const t = m?.[2] as GpuType | undefined;
-    if (t === undefined) {
+    if (t === undefined || Number(m?.[1]) % GPUS_PER_NODE !== 0) {
       throw new GpuxError(
         'invalid_request',
         `instance_type must look like 8xh100 (<gpu_count>x<gpu_type>), got "${q.instance_type}"`,

@@ -75,6 +75,22 @@ describe('order book, estimate and trades', () => {
       reader.token,
     );
     expect(both.status).toBe(400);
+    // Whole nodes only (D5).
+    const odd = await ex.call(
+      'GET',
+      '/v1/orderbook?instance_type=12xb200&zone=us-west-1',
+      reader.token,
+    );
+    expect(odd.status).toBe(400);
+  });
+
+  it('D24: the Bearer scheme name is case-insensitive (RFC 9110)', async () => {
+    const r = await ex.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      headers: { authorization: `bearer ${reader.token}` },
+    });
+    expect(r.statusCode).toBe(200);
   });
 
   it('estimates a market buy with cost_breakdown and D22 top-level total_cost; missing_gpus when short', async () => {
