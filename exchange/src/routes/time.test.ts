@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { GpuxError } from '@gpux/shared';
+
 import { parseTime } from './time.js';
 
 describe('parseTime', () => {
@@ -18,8 +20,13 @@ describe('parseTime', () => {
     '2026-02-30T00:00:00Z',
     '2026-04-31T00:00:00Z',
   ])('refuses %s with invalid_request', (v) => {
-    expect(() => parseTime(v, 'start_time')).toThrow(
-      expect.objectContaining({ code: 'invalid_request' }),
-    );
+    let err: unknown;
+    try {
+      parseTime(v, 'start_time');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(GpuxError);
+    expect((err as GpuxError).code).toBe('invalid_request');
   });
 });
