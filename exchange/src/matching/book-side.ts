@@ -10,6 +10,12 @@ export class BookSide {
   /** Bids ascending, asks descending: best at the end. */
   readonly levels: PriceLevel[] = [];
   private readonly byPrice = new Map<number, PriceLevel>();
+  /**
+   * All-or-nothing orders resting here (asks only, D27). While there are none
+   * the book plans every walk the plain way (docs/matching.md, "Choosing the
+   * fills").
+   */
+  aon = 0;
 
   constructor(readonly isBid: boolean) {}
 
@@ -30,12 +36,14 @@ export class BookSide {
       this.insertLevel(level);
     }
     level.append(o);
+    if (o.allOrNothing) this.aon++;
   }
 
   remove(o: OrderRec): void {
     const level = o.level;
     if (level === null) return;
     level.unlink(o);
+    if (o.allOrNothing) this.aon--;
     if (level.count === 0) this.dropLevel(level);
   }
 
@@ -47,7 +55,10 @@ export class BookSide {
     level.nodes -= nodes;
     if (o.remaining === 0) {
       level.unlink(o);
+      if (o.allOrNothing) this.aon--;
       if (level.count === 0) this.dropLevel(level);
+    } else if (o.allOrNothing) {
+      throw new Error(`all-or-nothing order ${o.id} filled in part`);
     }
   }
 

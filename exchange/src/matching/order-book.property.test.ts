@@ -14,10 +14,13 @@
 // Compared after every command: PlaceResult / CancelResult / advance events
 // (everything but `message`), snapshot(50), openOrders() and the clock; estimate()
 // at the generated estimate steps. Checked on the fast book after every command,
-// from our own bookkeeping of every event since the start: no fillable cross,
-// nodes conserved per accepted order, all-or-nothing buys filled 0 or all, no
-// same-party fill, fill prices (= the sell's limit, ≤ the buy's limit or R,
-// inside the collar for market executions), market orders never rest.
+// from our own bookkeeping of every event since the start: no fillable cross
+// (a bid that some choice of the asks it may trade with would fill, all-or-nothing
+// asks whole: a crossed pair that cannot trade is fine), nodes conserved per
+// accepted order, all-or-nothing buys filled 0 or all, all-or-nothing sells
+// (D27) filled whole in one fill or not at all, no same-party fill, fill prices
+// (= the sell's limit, ≤ the buy's limit or R, inside the collar for market
+// executions), market orders never rest.
 //
 // Normalisation: `undefined` members and `message` are dropped before comparing.
 // After a restore, `acceptSeq` is compared as a rank: the doc fixes only its
@@ -232,6 +235,12 @@ class Auditor {
               `${where}: market fill at ${f.price} outside the collar (2r=${r2})`,
             );
           }
+          if (si.allOrNothing === true) {
+            assert(
+              s.filled === 0 && f.nodes === si.nodes && f.sellRemaining === 0,
+              `${where}: all-or-nothing sell ${f.sellOrderId} filled in part`,
+            );
+          }
           s.filled += f.nodes;
           n += f.nodes;
           assert(
@@ -282,6 +291,9 @@ class Auditor {
     }
     for (const o of open) {
       assert(this.orders.has(o.input.id), `${where}: open order ${o.input.id} never accepted`);
+      if (o.input.allOrNothing === true) {
+        assert(o.remaining === o.input.nodes, `${where}: all-or-nothing ${o.input.id} in part`);
+      }
       // market orders never rest (a flexible one without a limit rests at R)
       if (o.input.type === 'market' && o.input.flexibleWindowHours === undefined) {
         assert(o.state !== 'resting', `${where}: market order ${o.input.id} rests`);
@@ -294,24 +306,41 @@ class Auditor {
       this.visible,
       `${where}: visible book from events`,
     );
-    // no fillable cross
+    // no fillable cross: no bid that some choice of the asks it may trade
+    // with (all-or-nothing ones whole) would fill (D9, D27)
     const t = this.book.clock;
     const asks = resting.filter((o) => o.input.side === 'sell');
     for (const b of resting.filter((o) => o.input.side === 'buy')) {
-      const avail = asks
-        .filter(
-          (a) =>
-            (a.price as number) <= (b.price as number) &&
-            b.input.durationHours * HOUR <=
-              (a.input.startAt ?? a.acceptedAt) + a.input.durationHours * HOUR - t &&
-            a.input.accountId !== b.input.accountId &&
-            a.input.orgId !== b.input.orgId,
-        )
-        .reduce((s, a) => s + a.remaining, 0);
-      const fillable = b.input.allowPartial === true ? avail > 0 : avail >= b.remaining;
+      const usable = asks.filter(
+        (a) =>
+          (a.price as number) <= (b.price as number) &&
+          b.input.durationHours * HOUR <=
+            (a.input.startAt ?? a.acceptedAt) + a.input.durationHours * HOUR - t &&
+          a.input.accountId !== b.input.accountId &&
+          a.input.orgId !== b.input.orgId,
+      );
+      // amounts 0…b.remaining some choice of them adds up to
+      const can = Array.from({ length: b.remaining + 1 }, (_, x) => x === 0);
+      for (const a of usable) {
+        const sizes =
+          a.input.allOrNothing === true
+            ? [a.remaining]
+            : Array.from({ length: a.remaining }, (_, i) => i + 1);
+        const before = [...can];
+        for (let x = 0; x <= b.remaining; x++) {
+          if (before[x] !== true) continue;
+          for (const n of sizes) if (x + n <= b.remaining) can[x + n] = true;
+        }
+      }
+      const fillable =
+        b.input.allowPartial === true ? can.slice(1).includes(true) : can[b.remaining] === true;
       assert(
         !fillable,
-        `${where}: fillable cross: bid ${b.input.id} (${b.remaining} nodes) has ${avail} compatible nodes`,
+        `${where}: fillable cross: bid ${b.input.id} (${b.remaining} nodes) can be filled from ${usable
+          .map(
+            (a) => `${a.input.id} (${a.remaining}${a.input.allOrNothing === true ? ' whole' : ''})`,
+          )
+          .join(', ')}`,
       );
     }
   }

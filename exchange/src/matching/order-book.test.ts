@@ -82,6 +82,8 @@ describe('validation (docs/matching.md "Validation"): invalid_request', () => {
     ['D6: sell with allowPartial', sell('s1', 1, 100, { allowPartial: true })],
     ['sell with flexibleWindowHours', sell('s1', 1, 100, { flexibleWindowHours: 2 })],
     ['sell without clusterId', sell('s1', 1, 100, { clusterId: undefined })],
+    ['D27: limit buy with allOrNothing', limitBuy('b1', 1, 100, { allOrNothing: true })],
+    ['D27: market buy with allOrNothing', marketBuy('b1', 1, { allOrNothing: true })],
     ['flexibleWindowHours 0', limitBuy('b1', 1, 100, { flexibleWindowHours: 0 })],
     ['flexibleWindowHours 721', limitBuy('b1', 1, 100, { flexibleWindowHours: 721 })],
     ['flexibleWindowHours not an integer', limitBuy('b1', 1, 100, { flexibleWindowHours: 1.5 })],
@@ -858,6 +860,570 @@ describe('D9 / spec rule 3: all-or-nothing by default, allowPartial opt-in', () 
 });
 
 // ---------------------------------------------------------------------------
+
+/** An all-or-nothing sell (a resale, D27). */
+const aonSell = (
+  id: string,
+  nodes: number,
+  price: number,
+  extra: Parameters<typeof sell>[3] = {},
+): OrderInput => sell(id, nodes, price, { allOrNothing: true, ...extra });
+
+describe('D27 / D9: all-or-nothing sells, arrival of a buy ("Choosing the fills")', () => {
+  it('D27: a buy of exactly the all-or-nothing ask’s nodes takes it whole in one fill', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [[aonSell('s1', 3, 100), 0]]);
+    // when
+    const r = book.place(limitBuy('b1', 3, 100), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s1', 3, 100, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(snap({ lastTrade: { price: 100, gpus: 24, at: at(1) } }));
+  });
+
+  it('D27: a buy smaller than an all-or-nothing ask passes it over (it keeps its place) and takes the next ask', () => {
+    // given: AON 3 @100, divisible 2 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 3, 100), 0],
+      [sell('s2', 2, 101), 0],
+    ]);
+    // when: 2 nodes up to 101
+    const r = book.place(limitBuy('b1', 2, 101), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 2,
+      events: [matched(at(1), 'b1', [fill('s2', 2, 101, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        asks: [level(100, 24, 1)],
+        bestAsk: 100,
+        lastTrade: { price: 101, gpus: 16, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27 / D9: a bid with only a larger all-or-nothing ask below it rests: a cross that cannot trade', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [[aonSell('s1', 3, 100), 0]]);
+    // when: 2 nodes at 105
+    const r = book.place(limitBuy('b1', 2, 105), at(1));
+    // then: spread -5, mid 102.5 → 102
+    expect(r).toEqual({
+      ok: true,
+      state: 'resting',
+      filledNodes: 0,
+      events: [rested(at(1), 'b1', 105, 2)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(105, 16, 1)],
+        asks: [level(100, 24, 1)],
+        bestBid: 105,
+        bestAsk: 100,
+        spread: -5,
+        midPrice: 102,
+      }),
+    );
+  });
+
+  it('D27 / D9: a buy larger than an all-or-nothing ask takes it whole plus part of a divisible one, in one step', () => {
+    // given: AON 3 @100, divisible 4 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 3, 100), 0],
+      [sell('s2', 4, 101), 0],
+    ]);
+    // when
+    const r = book.place(limitBuy('b1', 5, 101), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 5,
+      events: [matched(at(1), 'b1', [fill('s1', 3, 100, 0), fill('s2', 2, 101, 2)], 0)],
+    });
+  });
+
+  it('D27 / D8: an earlier ask gives nothing where its node would leave a rest the later asks cannot make up (1 @100, AON 3 @101, buy 3)', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [
+      [sell('s1', 1, 100), 0],
+      [aonSell('s2', 3, 101), 0],
+    ]);
+    // when
+    const r = book.place(limitBuy('b1', 3, 101), at(1));
+    // then: the 3 whole; taking s1 would leave 2, which nothing makes up
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s2', 3, 101, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        asks: [level(100, 8, 1)],
+        bestAsk: 100,
+        lastTrade: { price: 101, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27: all-or-nothing asks combine; one larger than what is left is passed over (AON 2 @100, AON 4 @101, AON 3 @102, buy 5)', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 2, 100), 0],
+      [aonSell('s2', 4, 101), 0],
+      [aonSell('s3', 3, 102), 0],
+    ]);
+    // when
+    const r = book.place(limitBuy('b1', 5, 102), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 5,
+      events: [matched(at(1), 'b1', [fill('s1', 2, 100, 0), fill('s3', 3, 102, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        asks: [level(101, 32, 1)],
+        bestAsk: 101,
+        lastTrade: { price: 102, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27 / D9: an allowPartial buy fills the most it can reach and rests the rest, crossed with the ask it cannot take whole', () => {
+    // given: AON 3 @100, divisible 1 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 3, 100), 0],
+      [sell('s2', 1, 101), 0],
+    ]);
+    // when: 2 nodes, partial fills allowed
+    const r = book.place(limitBuy('b1', 2, 101, { allowPartial: true }), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'resting',
+      filledNodes: 1,
+      events: [matched(at(1), 'b1', [fill('s2', 1, 101, 0)], 1), rested(at(1), 'b1', 101, 1)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(101, 8, 1)],
+        asks: [level(100, 24, 1)],
+        bestBid: 101,
+        bestAsk: 100,
+        spread: -1,
+        midPrice: 100,
+        lastTrade: { price: 101, gpus: 8, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27: an allowPartial buy takes the most it can reach, not the first ask (1 @100, AON 3 @101, buy 3)', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [
+      [sell('s1', 1, 100), 0],
+      [aonSell('s2', 3, 101), 0],
+    ]);
+    // when
+    const r = book.place(limitBuy('b1', 3, 101, { allowPartial: true }), at(1));
+    // then: 3 reachable only without s1
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s2', 3, 101, 0)], 0)],
+    });
+  });
+
+  it('D27 / D10: a market buy no selection fills is rejected; missingGpus from the most it can reach (AON 2 + AON 2, buy 3)', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 2, 100), 0],
+      [aonSell('s2', 2, 101), 0],
+    ]);
+    // when
+    const r = book.place(marketBuy('b1', 3), at(1));
+    // then: 2 or 4 reachable, not 3; the most up to 3 is 2, 1 node missing
+    expect(r).toMatchObject({
+      ok: false,
+      code: 'insufficient_liquidity',
+      missingGpus: 8,
+      events: [],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({ asks: [level(100, 16, 1), level(101, 16, 1)], bestAsk: 100 }),
+    );
+  });
+
+  it('D27 / D17: an own all-or-nothing ask the buy could not take anyway does not block it', () => {
+    // given: own-org AON 3 @100, foreign 2 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 3, 100, orgB('acct-s1')), 0],
+      [sell('s2', 2, 101), 0],
+    ]);
+    // when: 2 nodes of org-B
+    const r = book.place(limitBuy('b1', 2, 101, orgB('acct-b1')), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 2,
+      events: [matched(at(1), 'b1', [fill('s2', 2, 101, 0)], 0)],
+    });
+  });
+
+  it('D27 / D17: an own all-or-nothing ask the plan would take rejects the buy', () => {
+    // given: own-org AON 2 @100, foreign 2 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 2, 100, orgB('acct-s1')), 0],
+      [sell('s2', 2, 101), 0],
+    ]);
+    // when
+    const r = book.place(limitBuy('b1', 2, 101, orgB('acct-b1')), at(1));
+    // then
+    expectRejected(r, 'self_trade_prevented');
+    expect(book.snapshot(10)).toEqual(
+      snap({ asks: [level(100, 16, 1), level(101, 16, 1)], bestAsk: 100 }),
+    );
+  });
+
+  it('D27 / D17: an own divisible ask the plan passes over (for a foreign all-or-nothing one) does not block', () => {
+    // given: own-org 1 @100, foreign AON 3 @101
+    const book = new OrderBook();
+    givenOrders(book, [
+      [sell('s1', 1, 100, orgB('acct-s1')), 0],
+      [aonSell('s2', 3, 101), 0],
+    ]);
+    // when: 3 nodes of org-B
+    const r = book.place(limitBuy('b1', 3, 101, orgB('acct-b1')), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s2', 3, 101, 0)], 0)],
+    });
+  });
+
+  it('D27 / estimate: the fills are the plan; totalAvailable leaves out an all-or-nothing ask larger than the query', () => {
+    // given: AON 2 @100, AON 2 @101, AON 4 @102
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 2, 100), 0],
+      [aonSell('s2', 2, 101), 0],
+      [aonSell('s3', 4, 102), 0],
+    ]);
+    // when: 3 nodes for 4 h
+    const est = book.estimate({ nodes: 3, durationHours: 4 }, at(1));
+    // then: 3 is not reachable; the plan for 2 takes s1; 4 of 3 nodes' worth available
+    expect(est).toEqual({
+      fills: [{ price: 100, gpus: 16 }],
+      estimatedPrice: 100,
+      bestAsk: 100,
+      worstFillPrice: 100,
+      totalAvailable: 32,
+      sufficientLiquidity: false,
+      missingGpus: 8,
+      computeCostCents: 100 * 16 * 4,
+    });
+  });
+
+  it('D27 / D14: a flexible buy’s R skips an all-or-nothing ask it cannot take whole', () => {
+    // given: AON 3 @100, divisible 2 @120
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s1', 3, 100), 0],
+      [sell('s2', 2, 120), 0],
+    ]);
+    // when: a flexible 2-node buy without a limit
+    const r = book.place(marketBuy('b1', 2, { flexibleWindowHours: 3 }), at(0));
+    // then: R = 120, and the asks at ≤ R already cover it
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 2,
+      referencePrice: 120,
+      events: [matched(at(0), 'b1', [fill('s2', 2, 120, 0)], 0)],
+    });
+  });
+});
+
+describe('D27 / D9: all-or-nothing sells, arrival of a sell', () => {
+  it('D27: an all-or-nothing sell passes over an allowPartial bid smaller than it and goes whole to the next', () => {
+    // given: allowPartial 2 @110, allowPartial 5 @105
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 2, 110, { allowPartial: true }), 0],
+      [limitBuy('b2', 5, 105, { allowPartial: true }), 0],
+    ]);
+    // when: AON 3 @100
+    const r = book.place(aonSell('s1', 3, 100), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b2', [fill('s1', 3, 100, 0)], 2)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(110, 16, 1), level(105, 16, 1)],
+        bestBid: 110,
+        lastTrade: { price: 100, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27: once the all-or-nothing sell is filled the walk stops', () => {
+    // given: two allowPartial bids of 3
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 3, 110, { allowPartial: true }), 0],
+      [limitBuy('b2', 3, 105, { allowPartial: true }), 0],
+    ]);
+    // when
+    const r = book.place(aonSell('s1', 3, 100), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s1', 3, 100, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(105, 24, 1)],
+        bestBid: 105,
+        lastTrade: { price: 100, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27 / D9: an all-or-nothing sell passes over an all-or-nothing bid it cannot complete and fills one of its own size', () => {
+    // given: AON bids 4 @110, 3 @105
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 4, 110), 0],
+      [limitBuy('b2', 3, 105), 0],
+    ]);
+    // when
+    const r = book.place(aonSell('s1', 3, 100), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b2', [fill('s1', 3, 100, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(110, 32, 1)],
+        bestBid: 110,
+        lastTrade: { price: 100, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27 / D9: an all-or-nothing sell completes an all-or-nothing bid with a cheaper resting ask, in ask priority', () => {
+    // given: 1 @100 resting, AON bid 4 @110 (1 < 4: rests)
+    const book = new OrderBook();
+    givenOrders(book, [
+      [sell('s0', 1, 100), 0],
+      [limitBuy('b1', 4, 110), 0],
+    ]);
+    // when: AON 3 @102
+    const r = book.place(aonSell('s1', 3, 102), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s0', 1, 100, 0), fill('s1', 3, 102, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(snap({ lastTrade: { price: 102, gpus: 24, at: at(1) } }));
+  });
+
+  it('D27 / D9: an all-or-nothing sell fills a bid alone, passing over a cheaper node that would leave a rest it cannot make up', () => {
+    // given: AON bid 3 @110, then 1 @100 (rests: 1 < 3)
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 3, 110), 0],
+      [sell('s1', 1, 100), 0],
+    ]);
+    // when: AON 3 @101
+    const r = book.place(aonSell('s2', 3, 101), at(1));
+    // then: s1's node would leave 2, which the 3 whole cannot make
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b1', [fill('s2', 3, 101, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        asks: [level(100, 8, 1)],
+        bestAsk: 100,
+        lastTrade: { price: 101, gpus: 24, at: at(1) },
+      }),
+    );
+  });
+
+  it('D27 / D9: an all-or-nothing sell no bid can take whole rests whole, crossed with the bid', () => {
+    // given: AON bid 2 @110
+    const book = new OrderBook();
+    givenOrders(book, [[limitBuy('b1', 2, 110), 0]]);
+    // when: AON 3 @100
+    const r = book.place(aonSell('s1', 3, 100), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'resting',
+      filledNodes: 0,
+      events: [rested(at(1), 's1', 100, 3)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        bids: [level(110, 16, 1)],
+        asks: [level(100, 24, 1)],
+        bestBid: 110,
+        bestAsk: 100,
+        spread: -10,
+        midPrice: 105,
+      }),
+    );
+  });
+
+  it('D27 / D17: an own bid too small for the all-or-nothing sell does not block it', () => {
+    // given: own-org allowPartial 1 @110, foreign allowPartial 3 @105
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 1, 110, { ...orgB('acct-b1'), allowPartial: true }), 0],
+      [limitBuy('b2', 3, 105, { allowPartial: true }), 0],
+    ]);
+    // when: AON 3 of org-B
+    const r = book.place(aonSell('s1', 3, 100, orgB('acct-s1')), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b2', [fill('s1', 3, 100, 0)], 0)],
+    });
+  });
+
+  it('D27 / D17: an own bid that could take the all-or-nothing sell whole rejects it', () => {
+    // given: own-org allowPartial 3 @110, foreign 3 @105
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b1', 3, 110, { ...orgB('acct-b1'), allowPartial: true }), 0],
+      [limitBuy('b2', 3, 105), 0],
+    ]);
+    // when
+    const r = book.place(aonSell('s1', 3, 100, orgB('acct-s1')), at(1));
+    // then
+    expectRejected(r, 'self_trade_prevented');
+    expect(book.snapshot(10)).toEqual(
+      snap({ bids: [level(110, 24, 1), level(105, 24, 1)], bestBid: 110 }),
+    );
+  });
+
+  it('D27 / D9: a divisible sell counts a resting all-or-nothing ask whole: it completes an all-or-nothing bid with it', () => {
+    // given: AON 3 @100, AON bid 4 @110 (3 ≠ 4: rests, crossed)
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s0', 3, 100), 0],
+      [limitBuy('b1', 4, 110), 0],
+    ]);
+    // when: 1 node @101
+    const r = book.place(sell('s1', 1, 101), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 1,
+      events: [matched(at(1), 'b1', [fill('s0', 3, 100, 0), fill('s1', 1, 101, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(snap({ lastTrade: { price: 101, gpus: 8, at: at(1) } }));
+  });
+
+  it('D27 / D9: a divisible sell fills an all-or-nothing bid alone, passing over a larger all-or-nothing ask that stays', () => {
+    // given: AON 3 @100, AON bid 2 @110 (crossed, cannot trade)
+    const book = new OrderBook();
+    givenOrders(book, [
+      [aonSell('s0', 3, 100), 0],
+      [limitBuy('b1', 2, 110), 0],
+    ]);
+    // when: 2 nodes @101
+    const r = book.place(sell('s1', 2, 101), at(1));
+    // then
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 2,
+      events: [matched(at(1), 'b1', [fill('s1', 2, 101, 0)], 0)],
+    });
+    expect(book.snapshot(10)).toEqual(
+      snap({
+        asks: [level(100, 24, 1)],
+        bestAsk: 100,
+        lastTrade: { price: 101, gpus: 16, at: at(1) },
+      }),
+    );
+  });
+});
+
+describe('D27: all-or-nothing sells over time and restore', () => {
+  it('D27 / D12: an all-or-nothing sell expires whole at its expiresAt (available_until)', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [[aonSell('s1', 3, 100, { expiresAt: at(2) }), 0]]);
+    // when
+    const events = book.advance(at(3));
+    // then
+    expect(events).toEqual([cancelled(at(2), 's1', 'expired', 3)]);
+    expect(book.snapshot(10)).toEqual(EMPTY);
+  });
+
+  it('D27 / restore: openOrders carries the flag and a restored book keeps the ask whole', () => {
+    // given
+    const book = new OrderBook();
+    givenOrders(book, [[aonSell('s1', 3, 100), 0]]);
+    const open = book.openOrders();
+    const restored = OrderBook.restore(open, book.lastTrade(), book.clock);
+    // when: 2 nodes, then 3
+    const r1 = restored.place(limitBuy('b1', 2, 100), at(1));
+    const r2 = restored.place(limitBuy('b2', 3, 100), at(1));
+    // then
+    expect(open.map((o) => o.input.allOrNothing)).toEqual([true]);
+    expect(r1).toMatchObject({ ok: true, state: 'resting', filledNodes: 0 });
+    expect(r2).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 3,
+      events: [matched(at(1), 'b2', [fill('s1', 3, 100, 0)], 0)],
+    });
+  });
+});
 
 describe('D10: market buys never rest', () => {
   it('D10: a market buy fills at once at the best asks', () => {

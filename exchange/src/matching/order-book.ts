@@ -11,6 +11,7 @@ import {
 
 import { BookSide } from './book-side.js';
 import { ExpiryQueues } from './expiry-queues.js';
+import { FillPlanner } from './fill-planner.js';
 import { DONE, NO_PRICE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
 import type { RecState } from './order-rec.js';
 import { Plan } from './plan.js';
@@ -74,6 +75,8 @@ export class OrderBook implements Book {
   // A walk is planned here first and applied only once it is known to stand
   // (D17: a rejected order fills nothing). Reused across commands.
   private readonly plan = new Plan();
+  /** Chooses fills while all-or-nothing asks (D27) are about; see planBuy(). */
+  private readonly planner = new FillPlanner();
   private readonly stepBuy: OrderRec[] = [];
   private readonly stepEnd: number[] = [];
   private readonly touched: OrderRec[] = [];
@@ -226,6 +229,7 @@ export class OrderBook implements Book {
    * (R for a flexible buy needs nothing more), leaving totalAvailable short.
    */
   private estimateWalk(query: EstimateQuery, now: Millis, full: boolean): Estimate {
+    if (this.asks.aon !== 0) return this.estimateWithAon(query, now, full);
     this.collar();
     const lo = this.bandLo;
     const hi = this.bandHi;
@@ -261,6 +265,65 @@ export class OrderBook implements Book {
       }
       if (!full && got === need) break;
     }
+    return {
+      fills,
+      estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
+      bestAsk: this.asks.best()?.price ?? null,
+      worstFillPrice: worst,
+      totalAvailable: total * GPUS_PER_NODE,
+      sufficientLiquidity: got === need,
+      missingGpus: (need - got) * GPUS_PER_NODE,
+      computeCostCents: costPerHour * query.durationHours,
+    };
+  }
+
+  /**
+   * estimateWalk() while all-or-nothing asks rest: the fills are the plan of
+   * a market buy of `query.nodes` (docs/matching.md, "Choosing the fills").
+   */
+  private estimateWithAon(query: EstimateQuery, now: Millis, full: boolean): Estimate {
+    this.collar();
+    const lo = this.bandLo;
+    const hi = this.bandHi;
+    const need = query.nodes;
+    const durationMs = query.durationHours * HOUR_MS;
+    const { accountId, orgId } = query;
+    const planner = this.planner;
+    planner.reset(need);
+    let collecting = true;
+    let total = 0;
+    const levels = this.asks.levels;
+    walk: for (let i = levels.length - 1; i >= 0; i--) {
+      const level = levels[i]!;
+      const p = level.price;
+      if (p > hi) break;
+      if (p < lo) continue;
+      for (let o = level.head; o !== null; o = o.next) {
+        if (o.windowEnd - now < durationMs) continue;
+        if (o.accountId === accountId || o.orgId === orgId) continue;
+        if (!o.allOrNothing || o.remaining <= need) total += o.remaining;
+        if (collecting) collecting = planner.push(o, o.remaining);
+        else if (!full) break walk;
+      }
+    }
+    planner.prepare();
+    const got = planner.best();
+    const plan = this.plan;
+    plan.len = 0;
+    planner.planTo(got, plan);
+    const fills: { price: Cents; gpus: number }[] = [];
+    let costPerHour = 0;
+    let worst: Cents | null = null;
+    for (let i = 0; i < plan.len; i++) {
+      const p = plan.order(i).price;
+      const take = plan.nodesAt(i);
+      costPerHour += take * GPUS_PER_NODE * p;
+      worst = p;
+      const lastFill = fills[fills.length - 1];
+      if (lastFill !== undefined && lastFill.price === p) lastFill.gpus += take * GPUS_PER_NODE;
+      else fills.push({ price: p, gpus: take * GPUS_PER_NODE });
+    }
+    plan.len = 0;
     return {
       fills,
       estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
@@ -508,6 +571,7 @@ export class OrderBook implements Book {
    * Returns the nodes found, or -1 when a same-party ask comes first (D17).
    */
   private planBuy(b: OrderRec, t: Millis, lo: number, hi: number): number {
+    if (this.asks.aon !== 0) return this.planBuyWithAon(b, t, lo, hi);
     const plan = this.plan;
     plan.len = 0;
     const need = b.remaining;
@@ -527,6 +591,35 @@ export class OrderBook implements Book {
         if (got === need) return got;
       }
     }
+    return got;
+  }
+
+  /**
+   * planBuy() while all-or-nothing asks rest (docs/matching.md, "Choosing the
+   * fills"): the plan for the most b can reach, own asks counted like any
+   * other. Returns that amount, or -1 when the plan takes from an ask of b's
+   * own party (D17): one it would not take does not matter.
+   */
+  private planBuyWithAon(b: OrderRec, t: Millis, lo: number, hi: number): number {
+    const planner = this.planner;
+    planner.reset(b.remaining);
+    const durationMs = b.durationMs;
+    const levels = this.asks.levels;
+    walk: for (let i = levels.length - 1; i >= 0; i--) {
+      const level = levels[i]!;
+      if (level.price > hi) break;
+      if (level.price < lo) continue;
+      for (let a = level.head; a !== null; a = a.next) {
+        if (a.windowEnd - t < durationMs) continue;
+        if (!planner.push(a, a.remaining)) break walk;
+      }
+    }
+    planner.prepare();
+    const got = planner.best();
+    const plan = this.plan;
+    plan.len = 0;
+    planner.planTo(got, plan);
+    for (let i = 0; i < plan.len; i++) if (sameParty(plan.order(i), b)) return -1;
     return got;
   }
 
@@ -598,6 +691,8 @@ export class OrderBook implements Book {
     if (stepBuy.length !== 0) stepBuy.length = stepEnd.length = 0;
     if (touched.length !== 0) touched.length = 0;
     let sLeft = s.remaining;
+    // D27: an all-or-nothing sell goes whole to one bid, which ends the walk.
+    const sWhole = s.allOrNothing;
     this.shortPrice = -1;
     const left = s.windowEnd - t;
     const bidLevels = this.bids.levels;
@@ -609,14 +704,20 @@ export class OrderBook implements Book {
         if (b.durationMs > left) continue;
         if (sameParty(b, s)) {
           // D17: a conflict only if s could trade with b, were it another
-          // party's: an all-or-nothing bid it could not help fill is passed over.
-          if (b.allowPartial || this.planAllOrNothing(b, s, sLeft, t, false) >= 0) {
+          // party's: an all-or-nothing bid it could not help fill, or a bid
+          // too small for an all-or-nothing s (D27), is passed over.
+          if (
+            b.allowPartial
+              ? !sWhole || b.remaining >= sLeft
+              : this.planAllOrNothing(b, s, sLeft, t, false) >= 0
+          ) {
             conflict = true;
             break walk;
           }
           continue;
         }
         if (b.allowPartial) {
+          if (sWhole && b.remaining < sLeft) continue;
           const take = b.remaining < sLeft ? b.remaining : sLeft;
           plan.push(s, take);
           sLeft -= take;
@@ -668,6 +769,9 @@ export class OrderBook implements Book {
     ) {
       return -1;
     }
+    if (this.asks.aon !== 0 || s.allOrNothing) {
+      return this.planAllOrNothingWithAon(b, s, sLeft, t, commit);
+    }
     const plan = this.plan;
     const start = plan.len;
     let got = 0;
@@ -715,6 +819,77 @@ export class OrderBook implements Book {
     for (let i = start; i < plan.len; i++) {
       const a = plan.order(i);
       if (a !== s) {
+        if (a.planned === 0) this.touched.push(a);
+        a.planned += plan.nodesAt(i);
+      }
+    }
+    this.stepBuy.push(b);
+    this.stepEnd.push(plan.len);
+    return fromS;
+  }
+
+  /**
+   * planAllOrNothing() when all-or-nothing asks rest or s is one: b fills
+   * when its remaining nodes are reachable from the usable asks (docs/matching.md,
+   * "Choosing the fills"), by its plan for them.
+   */
+  private planAllOrNothingWithAon(
+    b: OrderRec,
+    s: OrderRec,
+    sLeft: number,
+    t: Millis,
+    commit: boolean,
+  ): number {
+    const need = b.remaining;
+    const durationMs = b.durationMs;
+    const planner = this.planner;
+    planner.reset(need);
+    let collecting = true;
+    /** Nodes of the usable asks and of b's own party's asks passed (for the bound). */
+    let total = 0;
+    let own = 0;
+    let sPlaced = false;
+    const askLevels = this.asks.levels;
+    walk: for (let j = askLevels.length - 1; j >= 0; j--) {
+      const level = askLevels[j]!;
+      if (!sPlaced && level.price > s.price) {
+        sPlaced = true;
+        total += sLeft;
+        if (!(collecting = planner.push(s, sLeft))) break;
+      }
+      if (level.price > b.price) break;
+      for (let a = level.head; a !== null; a = a.next) {
+        if (a.windowEnd - t < durationMs) continue;
+        const avail = a.remaining - a.planned;
+        if (avail <= 0) continue;
+        if (sameParty(a, b)) {
+          own += avail;
+          continue;
+        }
+        total += avail;
+        if (!(collecting = planner.push(a, avail))) break walk;
+      }
+    }
+    if (!sPlaced && collecting) {
+      total += sLeft;
+      planner.push(s, sLeft);
+    }
+    planner.prepare();
+    if (!planner.reachable(need)) {
+      this.shortPrice = b.price;
+      this.shortDurationMs = durationMs;
+      this.shortTotal = total + own;
+      return -1;
+    }
+    if (!commit) return 0;
+    const plan = this.plan;
+    const start = plan.len;
+    planner.planTo(need, plan);
+    let fromS = 0;
+    for (let i = start; i < plan.len; i++) {
+      const a = plan.order(i);
+      if (a === s) fromS = plan.nodesAt(i);
+      else {
         if (a.planned === 0) this.touched.push(a);
         a.planned += plan.nodesAt(i);
       }

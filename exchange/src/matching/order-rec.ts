@@ -49,6 +49,8 @@ export class OrderRec {
   readonly durationHours: number;
   readonly durationMs: Millis;
   readonly allowPartial: boolean;
+  /** Sells: trades only whole, in one fill to one buy (D27). */
+  readonly allOrNothing: boolean;
   /** Sells: end of the window (D6). Buys: unused. */
   readonly windowEnd: Millis;
   readonly clusterId: string;
@@ -73,6 +75,7 @@ export class OrderRec {
     this.durationHours = input.durationHours;
     this.durationMs = input.durationHours * HOUR_MS;
     this.allowPartial = input.allowPartial === true;
+    this.allOrNothing = !this.isBuy && input.allOrNothing === true;
     // D6: the window runs from the start the seller gave, even one in the past.
     this.windowEnd = this.isBuy ? Infinity : (input.startAt ?? acceptedAt) + this.durationMs;
     this.clusterId = input.clusterId ?? '';

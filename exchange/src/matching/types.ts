@@ -33,6 +33,11 @@ export interface OrderInput {
   readonly limitPrice?: Cents | undefined;
   /** Buys only; default false: all-or-nothing (D9). */
   readonly allowPartial?: boolean | undefined;
+  /**
+   * Sells only; default false: divisible by node (D9). True: the sell trades
+   * only whole, all its nodes to one buy in one fill (a resale, D27).
+   */
+  readonly allOrNothing?: boolean | undefined;
   /** Default now; in the future the order waits (D13). */
   readonly startAt?: Millis | undefined;
   /** Buys only (D14). */
@@ -145,7 +150,10 @@ export interface Estimate {
   readonly estimatedPrice: Cents | null;
   readonly bestAsk: Cents | null;
   readonly worstFillPrice: Cents | null;
-  /** GPUs of every ask the buy could take (fits, inside the collar, not own). */
+  /**
+   * GPUs of every ask the buy could take (fits, inside the collar, not own;
+   * not an all-or-nothing ask larger than the query).
+   */
   readonly totalAvailable: number;
   readonly sufficientLiquidity: boolean;
   /** 0 when sufficient. */

@@ -42,6 +42,8 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     if (o.flexibleWindowHours !== undefined)
       return 'flexible_window_hours applies to buy orders only';
     if (!nonEmpty(o.clusterId)) return 'sell orders name the cluster whose nodes they offer';
+  } else if (o.allOrNothing === true) {
+    return 'all_or_nothing applies to sell orders only (D27)';
   } else if (
     o.flexibleWindowHours !== undefined &&
     !intIn(o.flexibleWindowHours, 1, MAX_DURATION_HOURS)

@@ -35,6 +35,8 @@ interface RawPlace {
   readonly market: boolean;
   readonly flexible: number | null;
   readonly allowPartial: boolean;
+  /** Sells: all-or-nothing (a resale, D27). */
+  readonly allOrNothing: boolean;
   readonly nodes: number;
   readonly hours: number;
   readonly price: number;
@@ -45,7 +47,14 @@ interface RawPlace {
   readonly cluster: number;
   /** Rarely: one deliberately invalid field. */
   readonly invalid:
-    'none' | 'nodes0' | 'hours0' | 'marketSell' | 'partialSell' | 'noCluster' | 'expired';
+    | 'none'
+    | 'nodes0'
+    | 'hours0'
+    | 'marketSell'
+    | 'partialSell'
+    | 'noCluster'
+    | 'expired'
+    | 'aonBuy';
 }
 
 type Raw =
@@ -132,6 +141,8 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
       market: fc.boolean(),
       flexible: maybe(fc.integer({ min: 1, max: 12 }), 0.15),
       allowPartial: fc.boolean(),
+      // all-or-nothing sells (D27): one in six (wide), one in four (dense)
+      allOrNothing: fc.integer({ min: 0, max: p === 'dense' ? 3 : 5 }).map((x) => x === 0),
       nodes: fc.oneof(
         { weight: 3, arbitrary: fc.integer({ min: 1, max: p === 'dense' ? 6 : 3 }) },
         { weight: 1, arbitrary: fc.integer({ min: 1, max: 6 }) },
@@ -166,6 +177,7 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
             'partialSell',
             'noCluster',
             'expired',
+            'aonBuy',
           ),
         },
       ),
@@ -179,7 +191,10 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
       market: r.side === 'buy' && r.market && r.price % 2 === 0,
       flexible: r.side === 'buy' ? r.flexible : null,
       allowPartial: r.side === 'buy' && r.allowPartial,
-      nodes: r.nodes,
+      allOrNothing: r.side === 'sell' && r.allOrNothing,
+      // an all-or-nothing node is divisible anyway: mostly 2 or more
+      nodes:
+        r.side === 'sell' && r.allOrNothing && r.nodes === 1 && r.price % 4 !== 0 ? 2 : r.nodes,
       hours: r.side === 'buy' ? r.buyHours : r.sellHours,
       price: r.price,
       startIn: r.startIn,
@@ -243,6 +258,7 @@ function toInput(r: RawPlace, id: string, now: Millis): OrderInput {
   };
   if (limit) input.limitPrice = r.price;
   if (isBuy && r.allowPartial) input.allowPartial = true;
+  if (!isBuy && r.allOrNothing) input.allOrNothing = true;
   if (isBuy && r.flexible !== null) input.flexibleWindowHours = r.flexible;
   if (r.startIn !== null) input.startAt = now + r.startIn;
   if (r.expiresIn !== null) input.expiresAt = now + r.expiresIn;
@@ -272,6 +288,10 @@ function toInput(r: RawPlace, id: string, now: Millis): OrderInput {
       break;
     case 'expired':
       input.expiresAt = now - (r.expiresIn ?? 0);
+      break;
+    case 'aonBuy':
+      // all-or-nothing applies to sells only; on a sell, false is harmless
+      input.allOrNothing = isBuy;
       break;
   }
   return input;

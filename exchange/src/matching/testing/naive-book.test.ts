@@ -442,6 +442,79 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
     bad(buy('ex', 1, 130, { expiresAt: T0 }));
     bad(buy('fw', 1, 130, { flexibleWindowHours: 0 }));
     bad(buy('lp', 1, 100.5));
+    bad(buy('aon', 1, 130, { allOrNothing: true }));
+  });
+
+  it('D27: a buy takes an all-or-nothing ask whole or not at all, by the plan of "Choosing the fills"', () => {
+    const book = new NaiveBook();
+    ok(book.place(sell('one', 1, 100), T0));
+    ok(book.place(sell('whole3', 3, 101, { allOrNothing: true }), T0));
+    // 2 nodes: the 3 is too large, so 1 node only: an all-or-nothing buy rests
+    expect(ok(book.place(buy('b2', 2, 105), T0 + 1)).state).toBe('resting');
+    // 3 nodes: taking `one` would leave 2, which nothing makes: the 3 whole
+    const r = ok(book.place(buy('b3', 3, 105, { accountId: 'o', orgId: 'o' }), T0 + 2));
+    expect(matched(r.events)[0]?.fills.map((f) => [f.sellOrderId, f.nodes])).toEqual([
+      ['whole3', 3],
+    ]);
+    // b2 is left crossed with `one`, which it cannot fill from
+    expect(book.openOrders().map((o) => [o.input.id, o.remaining])).toEqual([
+      ['b2', 2],
+      ['one', 1],
+    ]);
+  });
+
+  it('D27 / D17: only an own ask the plan takes rejects the buy', () => {
+    const book = new NaiveBook();
+    ok(
+      book.place(sell('own3', 3, 100, { accountId: 'x', orgId: 'buyers', allOrNothing: true }), T0),
+    );
+    ok(book.place(sell('other', 2, 101), T0));
+    expect(ok(book.place(buy('b2', 2, 105), T0 + 1)).state).toBe('filled');
+    ok(book.place(sell('other2', 1, 101), T0 + 2));
+    expect(book.place(buy('b3', 3, 105), T0 + 3)).toMatchObject({
+      ok: false,
+      code: 'self_trade_prevented',
+    });
+  });
+
+  it('D27: an all-or-nothing sell goes whole to the first bid that can take it, then stops', () => {
+    const book = new NaiveBook();
+    ok(book.place(buy('small', 2, 130, { allowPartial: true }), T0));
+    ok(book.place(buy('aon4', 4, 125), T0));
+    ok(book.place(buy('big', 5, 120, { allowPartial: true }), T0));
+    ok(book.place(buy('last', 3, 115, { allowPartial: true }), T0));
+    const r = ok(book.place(sell('w', 3, 100, { allOrNothing: true }), T0 + 1));
+    expect(matched(r.events).map((m) => [m.buyOrderId, m.fills.map((f) => f.nodes)])).toEqual([
+      ['big', [3]],
+    ]);
+    // nobody can take a 6 whole: it rests whole
+    const r2 = ok(book.place(sell('w6', 6, 100, { allOrNothing: true }), T0 + 2));
+    expect(r2.state).toBe('resting');
+  });
+
+  it('D27 / D9: a divisible sell completes an all-or-nothing bid with a resting all-or-nothing ask', () => {
+    const book = new NaiveBook();
+    ok(book.place(sell('w3', 3, 100, { allOrNothing: true }), T0));
+    ok(book.place(buy('aon4', 4, 120), T0 + 1)); // 3 whole ≠ 4: rests
+    const r = ok(book.place(sell('s1', 1, 110), T0 + 2));
+    expect(matched(r.events)[0]?.fills.map((f) => [f.sellOrderId, f.nodes])).toEqual([
+      ['w3', 3],
+      ['s1', 1],
+    ]);
+  });
+
+  it('D27 / estimate: fills by the plan; missing from what it reaches; larger all-or-nothing asks not available', () => {
+    const book = new NaiveBook();
+    ok(book.place(sell('w2', 2, 100, { allOrNothing: true }), T0));
+    ok(book.place(sell('w2b', 2, 101, { allOrNothing: true }), T0));
+    ok(book.place(sell('w5', 5, 102, { allOrNothing: true }), T0));
+    const e = book.estimate({ nodes: 3, durationHours: 2 }, T0);
+    expect(e).toMatchObject({
+      fills: [{ price: 100, gpus: 16 }],
+      totalAvailable: 32,
+      sufficientLiquidity: false,
+      missingGpus: 8,
+    });
   });
 
   it('estimate: per-level fills, weighted half-even price, own asks skipped', () => {

@@ -38,6 +38,8 @@ interface Rec {
   /** Buy with flexibleWindowHours and no limit price (D14). */
   readonly flexMarket: boolean;
   readonly allowPartial: boolean;
+  /** A sell that trades only whole (D27). */
+  readonly allOrNothing: boolean;
   readonly accountId: string;
   readonly orgId: string;
   readonly durationHours: number;
@@ -96,6 +98,66 @@ function askOrder(a: Rec, b: Rec): number {
 }
 
 type Reject = { readonly reject: RejectCode; readonly missingGpus?: number };
+
+/** An ask a buy may take, with the nodes it can give (all of them or none when `whole`). */
+interface Cand {
+  readonly a: Rec;
+  readonly avail: number;
+  readonly whole: boolean;
+}
+
+/**
+ * reach[i][x]: can a selection of cands[i..] reach exactly x nodes, x ≤ cap?
+ * (docs/matching.md, "Choosing the fills")
+ */
+function reachTable(cands: readonly Cand[], cap: number): boolean[][] {
+  const reach: boolean[][] = [];
+  reach[cands.length] = Array.from({ length: cap + 1 }, (_, x) => x === 0);
+  for (let i = cands.length - 1; i >= 0; i--) {
+    const next = reach[i + 1] as boolean[];
+    const { avail, whole } = cands[i] as Cand;
+    const row: boolean[] = [];
+    // divisible: x = y + any 0…avail, y reachable after; track the last reachable y ≤ x
+    let lastY = -Infinity;
+    for (let x = 0; x <= cap; x++) {
+      if (next[x] === true) lastY = x;
+      row.push(
+        whole ? next[x] === true || (x >= avail && next[x - avail] === true) : x - lastY <= avail,
+      );
+    }
+    reach[i] = row;
+  }
+  return reach;
+}
+
+/** The most a selection of `cands` reaches, at most cap. */
+function most(reach: boolean[][], cap: number): number {
+  const row = reach[0] as boolean[];
+  for (let x = cap; x > 0; x--) if (row[x] === true) return x;
+  return 0;
+}
+
+/**
+ * The plan for a reachable x: in priority, from each candidate the most that
+ * leaves a rest the candidates after it can reach.
+ */
+function planFor(cands: readonly Cand[], reach: boolean[][], x: number): { a: Rec; n: number }[] {
+  const plan: { a: Rec; n: number }[] = [];
+  let left = x;
+  cands.forEach((c, i) => {
+    const after = reach[i + 1] as boolean[];
+    for (let n = Math.min(c.avail, left); n > 0; n--) {
+      if (c.whole && n !== c.avail) break;
+      if (after[left - n] === true) {
+        plan.push({ a: c.a, n });
+        left -= n;
+        return;
+      }
+    }
+  });
+  if (left !== 0) throw new Error(`naive: plan for ${x} does not reach it`);
+  return plan;
+}
 
 function reject(
   code: RejectCode,
@@ -180,19 +242,21 @@ export class NaiveBook implements Book {
       (a) => inCollar(a.price as number, r2) && fits(a, query.durationHours, now) && !own(a),
     );
     const wanted = query.nodes * 8;
-    let need = query.nodes;
+    // The plan of a market buy of query.nodes.
+    const cands = usable.map((a) => ({ a, avail: a.remaining, whole: a.allOrNothing }));
+    const reach = reachTable(cands, query.nodes);
     const fills: { price: Cents; gpus: number }[] = [];
-    for (const a of usable) {
-      if (need === 0) break;
-      const take = Math.min(need, a.remaining);
-      need -= take;
+    for (const { a, n } of planFor(cands, reach, most(reach, query.nodes))) {
       const top = fills[fills.length - 1];
-      if (top !== undefined && top.price === a.price) top.gpus += take * 8;
-      else fills.push({ price: a.price as number, gpus: take * 8 });
+      if (top !== undefined && top.price === a.price) top.gpus += n * 8;
+      else fills.push({ price: a.price as number, gpus: n * 8 });
     }
     const gpus = fills.reduce((s, f) => s + f.gpus, 0);
     const value = fills.reduce((s, f) => s + f.price * f.gpus, 0);
-    const totalAvailable = usable.reduce((s, a) => s + a.remaining * 8, 0);
+    // an all-or-nothing ask larger than the query is not available to it
+    const totalAvailable = usable
+      .filter((a) => !a.allOrNothing || a.remaining <= query.nodes)
+      .reduce((s, a) => s + a.remaining * 8, 0);
     const last = fills[fills.length - 1];
     return {
       fills,
@@ -200,8 +264,8 @@ export class NaiveBook implements Book {
       bestAsk: this.asks()[0]?.price ?? null,
       worstFillPrice: last?.price ?? null,
       totalAvailable,
-      sufficientLiquidity: totalAvailable >= wanted,
-      missingGpus: Math.max(0, wanted - totalAvailable),
+      sufficientLiquidity: gpus === wanted,
+      missingGpus: wanted - gpus,
       computeCostCents: value * query.durationHours,
     };
   }
@@ -311,6 +375,7 @@ export class NaiveBook implements Book {
       return bad('market with limitPrice');
     if (input.side === 'sell' && input.type === 'market') return bad('market sell');
     if (input.side === 'sell' && input.allowPartial === true) return bad('allowPartial on a sell');
+    if (input.side === 'buy' && input.allOrNothing === true) return bad('allOrNothing on a buy');
     if (input.side === 'sell' && input.flexibleWindowHours !== undefined)
       return bad('flexible sell');
     if (
@@ -381,6 +446,7 @@ export class NaiveBook implements Book {
       market: input.type === 'market',
       flexMarket,
       allowPartial: input.side === 'buy' && input.allowPartial === true,
+      allOrNothing: input.side === 'sell' && input.allOrNothing === true,
       accountId: input.accountId,
       orgId: input.orgId,
       durationHours: input.durationHours,
@@ -509,29 +575,21 @@ export class NaiveBook implements Book {
         ? inCollar(a.price as number, r2)
         : (a.price as number) <= (B.price as number)) && fits(a, B.durationHours, t);
     const need = B.remaining;
-    const taken: Rec[] = [];
-    let acc = 0;
-    for (const a of this.asks()) {
-      if (!compatible(a)) continue;
-      if (sameParty(a, B) && acc < need) return { reject: 'self_trade_prevented' };
-      acc += a.remaining;
-      taken.push(a);
-      if (acc >= need) break;
-    }
+    // Every compatible ask, own ones too: the plan for the most B can reach.
+    const cands = this.asks()
+      .filter(compatible)
+      .map((a) => ({ a, avail: a.remaining, whole: a.allOrNothing }));
+    const reach = reachTable(cands, need);
+    const acc = most(reach, need);
+    const plan = planFor(cands, reach, acc);
+    // D17: an own ask the plan takes; one it does not take does not matter.
+    if (plan.some(({ a }) => sameParty(a, B))) return { reject: 'self_trade_prevented' };
     if ((!B.allowPartial && acc < need) || (B.allowPartial && acc === 0)) {
       if (mode === 'market')
         return { reject: 'insufficient_liquidity', missingGpus: (need - acc) * 8 };
       return { events: [this.rest(B, t)] };
     }
     // One matching step.
-    let left = Math.min(acc, need);
-    const plan: { a: Rec; n: number }[] = [];
-    for (const a of taken) {
-      if (left === 0) break;
-      const n = Math.min(left, a.remaining);
-      plan.push({ a, n });
-      left -= n;
-    }
     if (checkValue) {
       const cost = plan.reduce((s, p) => s + p.n * 8 * B.durationHours * (p.a.price as number), 0);
       if (cost < MIN_VALUE) return { reject: 'order_value_too_low' };
@@ -580,7 +638,7 @@ export class NaiveBook implements Book {
     const restingAsks = this.asks();
     const steps: { B: Rec; plan: { a: Rec; n: number }[] }[] = [];
     /** All-or-nothing B's usable liquidity in ask priority, S after every resting ask of price ≤ S's. */
-    const usableFor = (B: Rec): Rec[] => {
+    const usableFor = (B: Rec): Cand[] => {
       const usable: Rec[] = [];
       let placedS = false;
       for (const a of restingAsks) {
@@ -597,38 +655,37 @@ export class NaiveBook implements Book {
           usable.push(a);
       }
       if (!placedS) usable.push(S);
-      return usable;
+      return usable.map((a) => ({ a, avail: get(a), whole: a.allOrNothing }));
     };
-    const total = (usable: Rec[]): number => usable.reduce((n, a) => n + get(a), 0);
+    /** B's plan for all it needs from its usable liquidity, or null when that cannot reach it. */
+    const planOf = (B: Rec): { a: Rec; n: number }[] | null => {
+      const usable = usableFor(B);
+      const reach = reachTable(usable, get(B));
+      return reach[0]?.[get(B)] === true ? planFor(usable, reach, get(B)) : null;
+    };
+    /** An allowPartial B may take S: all of it when S is all-or-nothing (D27). */
+    const takesS = (B: Rec): boolean => !S.allOrNothing || get(B) >= get(S);
     for (const B of this.bids()) {
       if (get(S) === 0) break;
       const bp = B.price as number;
       if (!(bp >= sp && fits(S, B.durationHours, t))) continue;
       if (sameParty(B, S)) {
         // D17: only if S could trade with B were it another party's.
-        if (B.allowPartial || total(usableFor(B)) >= get(B))
+        if (B.allowPartial ? takesS(B) : planOf(B) !== null)
           return { reject: 'self_trade_prevented' };
         continue;
       }
       if (B.allowPartial) {
+        if (!takesS(B)) continue; // passed over
         const n = Math.min(get(B), get(S));
         rem.set(B, get(B) - n);
         rem.set(S, get(S) - n);
         steps.push({ B, plan: [{ a: S, n }] });
         continue;
       }
-      const usable = usableFor(B);
-      if (total(usable) < get(B)) continue; // passed over, keeps its place
-      let left = get(B);
-      const plan: { a: Rec; n: number }[] = [];
-      for (const a of usable) {
-        if (left === 0) break;
-        const n = Math.min(left, get(a));
-        if (n === 0) continue;
-        plan.push({ a, n });
-        rem.set(a, get(a) - n);
-        left -= n;
-      }
+      const plan = planOf(B);
+      if (plan === null) continue; // passed over, keeps its place
+      for (const { a, n } of plan) rem.set(a, get(a) - n);
       rem.set(B, 0);
       steps.push({ B, plan });
     }
