@@ -18,7 +18,7 @@ import type { Party, TestExchange } from './testing/test-exchange.js';
 
 const SEED = Number(process.env['GPUX_PROP_SEED'] ?? 20261122);
 const RUNS = Number(process.env['GPUX_PROP_RUNS'] ?? 12);
-const RESELL_WEIGHT = Number(process.env['GPUX_RESELL_WEIGHT'] ?? 0);
+const RESELL_WEIGHT = Number(process.env['GPUX_RESELL_WEIGHT'] ?? 2);
 
 let ex: TestExchange;
 let providers: Party[];
@@ -235,5 +235,20 @@ describe('D3: money always adds up, through the API', () => {
       }),
       { seed: SEED, numRuns: RUNS },
     );
+    // The sequences did reach what they are about: resales that filled
+    // (D27: whole, all-or-nothing), terminations with a refund, failures.
+    const seen = await ex.db.query<{ end_reason: string; n: number }>(
+      'SELECT end_reason, COUNT(*)::int AS n FROM leases WHERE end_reason IS NOT NULL GROUP BY 1',
+    );
+    const count = (r: string): number => seen.find((x) => x.end_reason === r)?.n ?? 0;
+    if (RUNS >= 12) {
+      expect(count('terminated')).toBeGreaterThan(0);
+      if (RESELL_WEIGHT > 0) expect(count('resold')).toBeGreaterThan(0);
+    }
+    const partialResale = await ex.db.query(
+      `SELECT o.id FROM orders o WHERE o.resale_lease_id IS NOT NULL
+          AND o.filled_gpus NOT IN (0, o.gpu_count)`,
+    );
+    expect(partialResale).toEqual([]);
   }, 240_000);
 });

@@ -167,6 +167,8 @@ export function inputOf(r: OrderRow): OrderInput {
     durationHours: r.duration_hours,
     limitPrice: r.limit_price_cents ?? undefined,
     allowPartial: r.allow_partial,
+    // D27: a resale is a sell of the whole lease, traded whole or not at all.
+    ...(r.resale_lease_id !== null ? { allOrNothing: true } : {}),
     startAt: r.start_ms,
     flexibleWindowHours: r.flexible_window_hours ?? undefined,
     expiresAt: r.expires_input_ms ?? undefined,

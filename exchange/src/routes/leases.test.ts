@@ -229,4 +229,69 @@ describe('leases (D25-D28)', () => {
     });
     expect(again.json['status']).toBe('pending');
   });
+
+  it('D27: a resale sells the whole lease: a smaller bid, even with allow_partial, does not take part of it', async () => {
+    const book = { gpu_type: 'h200', zone: 'us-west-1' };
+    const s = await ex.call('POST', '/v1/orders', provider.token, {
+      ...book,
+      side: 'sell',
+      gpu_count: 16,
+      duration_hours: 48,
+      limit_price: 2,
+    });
+    expect(s.status).toBe(200);
+    const b = await ex.call('POST', '/v1/orders', buyer.token, {
+      ...book,
+      side: 'buy',
+      gpu_count: 16,
+      duration_hours: 10,
+    });
+    const id = b.json['lease_id'] as string;
+    await ready(id, book.zone, book.gpu_type);
+    const r = await ex.call('POST', `/v1/leases/${id}/resell`, buyer.token, { limit_price: 2.5 });
+    expect(r.json['status']).toBe('pending');
+    const resaleId = r.json['order_id'] as string;
+
+    const small = await ex.call('POST', '/v1/orders', other.token, {
+      ...book,
+      side: 'buy',
+      gpu_count: 8,
+      duration_hours: 4,
+      limit_price: 3,
+      allow_partial: true,
+    });
+    expect(small.json['status']).toBe('pending');
+    expect((await ex.call('GET', `/v1/orders/${resaleId}`, buyer.token)).json).toMatchObject({
+      status: 'pending',
+      filled_gpus: 0,
+    });
+    // A market buy of 8 finds nothing: the only ask is 16 GPUs, whole (D10).
+    const market = await ex.call('POST', '/v1/orders', other.token, {
+      ...book,
+      side: 'buy',
+      gpu_count: 8,
+      duration_hours: 4,
+      order_type: 'market',
+    });
+    expect(market.status).toBe(409);
+    expect(market.json['error']).toMatchObject({ code: 'insufficient_liquidity' });
+
+    const whole = await ex.call('POST', '/v1/orders', other.token, {
+      ...book,
+      side: 'buy',
+      gpu_count: 16,
+      duration_hours: 4,
+      limit_price: 2.5,
+    });
+    expect(whole.json).toMatchObject({ status: 'filled', filled_gpus: 16 });
+    const newLease = await ex.call(
+      'GET',
+      `/v1/leases/${whole.json['lease_id'] as string}`,
+      other.token,
+    );
+    expect(newLease.json['nodes']).toEqual(
+      (await ex.call('GET', `/v1/leases/${id}`, buyer.token)).json['nodes'],
+    );
+    expect(await ledgerTotal(ex.db)).toBe(0);
+  });
 });
