@@ -1,6 +1,8 @@
 // A short summary of a V8 CPU profile (`node --cpu-prof`, a .cpuprofile JSON
-// file): where the time went, by function (self time) and by package, over the
-// last part of the profile only (the bench's load, not the setup before it).
+// file): where the time went, by function (self time) and by package, from a
+// given moment on (the bench's load, not the setup before it). V8 stamps
+// samples with the monotonic clock in µs, the clock of process.hrtime(), so
+// another process can say where the window starts.
 
 import { readFileSync } from 'node:fs';
 
@@ -63,10 +65,10 @@ function sorted(m: Map<string, number>): [string, number][] {
 }
 
 /**
- * Summarizes `file` over its last `windowMs` (the whole profile if larger).
+ * Summarizes `file` from `fromUs` (monotonic clock, µs: process.hrtime.bigint() / 1000n).
  * A sample's time is the delta to the next sample.
  */
-export function summarizeProfile(file: string, windowMs: number): ProfileSummary {
+export function summarizeProfile(file: string, fromUs: number): ProfileSummary {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   for (const n of p.nodes) byId.set(n.id, n);
@@ -75,13 +77,12 @@ export function summarizeProfile(file: string, windowMs: number): ProfileSummary
 
   // Self time per node over the window.
   const selfUs = new Map<number, number>();
-  const from = p.endTime - windowMs * 1000;
   let t = p.startTime;
   let totalUs = 0;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i] ?? 0;
     const dt = p.timeDeltas[i + 1] ?? 0;
-    if (t < from) continue;
+    if (t < fromUs) continue;
     const id = p.samples[i] ?? 0;
     selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
     totalUs += dt;

@@ -23,8 +23,10 @@ import {
   BenchExchange,
   buildExchange,
   cpuMsOf,
+  cpuMsDelta,
   cpuMsOfAll,
   machineCpuMs,
+  PgProbe,
 } from './http-exchange.js';
 import {
   BOOKS,
@@ -48,10 +50,11 @@ interface HttpOptions {
   readonly providers: number;
   readonly buyers: number;
   readonly cpuProf: boolean;
+  readonly pgSample: boolean;
 }
 
 const USAGE =
-  'usage: npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--providers P] [--buyers B] [--cpu-prof]';
+  'usage: npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--providers P] [--buyers B] [--cpu-prof] [--pg-sample]';
 
 /** The issue's targets: p99 at a rate, in ms. */
 const TARGETS: readonly { rate: number; p99Ms: number }[] = [
@@ -109,6 +112,7 @@ function parseArgs(argv: readonly string[]): HttpOptions {
   let providers = 8;
   let buyers = 24;
   let cpuProf = false;
+  let pgSample = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? a.split('=', 2) : [a, undefined];
@@ -140,6 +144,9 @@ function parseArgs(argv: readonly string[]): HttpOptions {
       case '--cpu-prof':
         cpuProf = true;
         break;
+      case '--pg-sample':
+        pgSample = true;
+        break;
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -153,7 +160,17 @@ function parseArgs(argv: readonly string[]): HttpOptions {
   if (connections < 1) fail('--connections must be at least 1');
   if (providers < 1 || providers > 1000) fail('--providers must be 1 … 1000');
   if (buyers < 2 || buyers > 1000) fail('--buyers must be 2 … 1000');
-  return { rates, seconds, warmup, connections, seed: seed >>> 0, providers, buyers, cpuProf };
+  return {
+    rates,
+    seconds,
+    warmup,
+    connections,
+    seed: seed >>> 0,
+    providers,
+    buyers,
+    cpuProf,
+    pgSample,
+  };
 }
 
 // ---------------------------------------------------------------- the load
@@ -185,8 +202,22 @@ interface PhaseResult {
     postgres?: number;
     bench: number;
     machine?: number;
+    steal?: number;
     cores: number;
   };
+  /** PostgreSQL commits and rows written per second over the phase (approximate). */
+  readonly pg: { commitsPerSec: number; rowsPerSec: number };
+}
+
+interface Snapshot {
+  readonly wall: number;
+  readonly bench: number;
+  readonly exchange: number | undefined;
+  readonly postgres: ReadonlyMap<number, number> | undefined;
+  readonly machine: number | undefined;
+  readonly steal: number | undefined;
+  readonly commits: number;
+  readonly rows: number;
 }
 
 class Driver {
@@ -197,6 +228,7 @@ class Driver {
     private readonly s: Schedule,
     private readonly parties: Parties,
     private readonly exchangePid: number | undefined,
+    private readonly probe: PgProbe,
   ) {}
 
   /** The body of order i; decides at send time whether a market-eligible buy goes at market. */
@@ -247,7 +279,7 @@ class Driver {
     let answered = 0;
     let lastAnswer = 0;
     const interval = 1000 / phase.rate;
-    const cpu0 = await this.cpuNow();
+    const cpu0 = await this.snapshot();
     // Scheduled send times are start + k × interval, whatever happens meanwhile.
     const start = performance.now() + 10;
 
@@ -341,7 +373,7 @@ class Driver {
       setTimeout(pump, Math.max(0, start - performance.now()));
     });
 
-    const cpu1 = await this.cpuNow();
+    const cpu1 = await this.snapshot();
     const wallMs = cpu1.wall - cpu0.wall;
     const pct = (a: number | undefined, b: number | undefined): number | undefined =>
       a === undefined || b === undefined ? undefined : ((b - a) / wallMs) * 100;
@@ -351,10 +383,13 @@ class Driver {
     };
     const ex = pct(cpu0.exchange, cpu1.exchange);
     if (ex !== undefined) cpu.exchange = ex;
-    const postgres = pct(cpu0.postgres, cpu1.postgres);
-    if (postgres !== undefined) cpu.postgres = postgres;
+    if (cpu0.postgres !== undefined && cpu1.postgres !== undefined) {
+      cpu.postgres = (cpuMsDelta(cpu0.postgres, cpu1.postgres) / wallMs) * 100;
+    }
     const machine = pct(cpu0.machine, cpu1.machine);
     if (machine !== undefined) cpu.machine = machine;
+    const steal = pct(cpu0.steal, cpu1.steal);
+    if (steal !== undefined) cpu.steal = steal;
     return {
       phase,
       latency: summarize(latNs),
@@ -365,23 +400,27 @@ class Driver {
       marketBuys,
       sendLag: summarize(lagNs),
       cpu,
+      pg: {
+        commitsPerSec: ((cpu1.commits - cpu0.commits) / wallMs) * 1000,
+        rowsPerSec: ((cpu1.rows - cpu0.rows) / wallMs) * 1000,
+      },
     };
   }
 
-  private async cpuNow(): Promise<{
-    wall: number;
-    bench: number;
-    exchange: number | undefined;
-    postgres: number | undefined;
-    machine: number | undefined;
-  }> {
+  private async snapshot(): Promise<Snapshot> {
     const u = process.cpuUsage();
+    const wall = performance.now();
+    const machine = await machineCpuMs();
+    const pg = await this.probe.counters();
     return {
-      wall: performance.now(),
+      wall,
       bench: (u.user + u.system) / 1000,
       exchange: this.exchangePid === undefined ? undefined : await cpuMsOf(this.exchangePid),
       postgres: await cpuMsOfAll('postgres'),
-      machine: (await machineCpuMs())?.busy,
+      machine: machine?.busy,
+      steal: machine?.steal,
+      commits: pg.commits,
+      rows: pg.rows,
     };
   }
 
@@ -462,7 +501,8 @@ function fmtLatencyMs(l: LatencySummary): string {
 }
 
 function pad(label: string): string {
-  return `  ${label}`.padEnd(22);
+  const s = `  ${label}`;
+  return s.length >= 22 ? `${s}  ` : s.padEnd(22);
 }
 
 function fmtPct(v: number | undefined): string {
@@ -471,17 +511,37 @@ function fmtPct(v: number | undefined): string {
 
 function printPhase(r: PhaseResult): void {
   const p = r.phase;
+  // Busy time no process above accounts for: other programs on the machine (and the kernel's own work).
+  const other =
+    r.cpu.machine === undefined || r.cpu.exchange === undefined || r.cpu.postgres === undefined
+      ? undefined
+      : Math.max(0, r.cpu.machine - r.cpu.exchange - r.cpu.postgres - r.cpu.bench);
   console.log(
     `${pad(`${p.rate}/s × ${p.seconds} s`)}${Math.round(r.achieved)} orders/s  ${fmtLatencyMs(r.latency)}  errors ${r.errors.total()}`,
   );
   console.log(`${pad('')}answers: ${r.outcomes.toString()}`);
   if (r.errors.total() > 0) console.log(`${pad('')}errors: ${r.errors.toString()}`);
   console.log(
-    `${pad('')}send lag p99 ${fmtMs(r.sendLag.p99)} max ${fmtMs(r.sendLag.max)} ms; cpu (% of one core): exchange ${fmtPct(r.cpu.exchange)}, postgres ${fmtPct(r.cpu.postgres)}, bench ${fmtPct(r.cpu.bench)}, machine ${fmtPct(r.cpu.machine)} of ${r.cpu.cores * 100}%`,
+    `${pad('')}cpu (% of one core): exchange ${fmtPct(r.cpu.exchange)}, postgres ${fmtPct(r.cpu.postgres)}, bench ${fmtPct(r.cpu.bench)}; machine busy ${fmtPct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${fmtPct(other)}), stolen ${fmtPct(r.cpu.steal)}`,
+  );
+  const perOrder = (v: number): string => (v / r.achieved).toFixed(1);
+  console.log(
+    `${pad('')}postgres ≈ ${Math.round(r.pg.commitsPerSec)} commits/s (${perOrder(r.pg.commitsPerSec)} per order), ${Math.round(r.pg.rowsPerSec)} rows written/s (${perOrder(r.pg.rowsPerSec)} per order); bench send lag p99 ${fmtMs(r.sendLag.p99)} max ${fmtMs(r.sendLag.max)} ms`,
   );
 }
 
-function printProfile(dir: string, windowMs: number): void {
+function printActivity(probe: PgProbe): void {
+  if (probe.samples === 0) return;
+  console.log(
+    `postgres activity (${probe.samples} samples of pg_stat_activity over the measured phases; average active backends):`,
+  );
+  const rows = [...probe.activity.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15);
+  for (const [what, n] of rows)
+    console.log(`    ${(n / probe.samples).toFixed(2).padStart(6)}  ${what}`);
+}
+
+/** Prints the exchange's CPU profile from `fromUs` (monotonic µs) on. */
+function printProfile(dir: string, fromUs: number): void {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   const [file] = files;
   if (file === undefined) {
@@ -489,14 +549,15 @@ function printProfile(dir: string, windowMs: number): void {
     return;
   }
   const path = join(dir, file);
-  const s = summarizeProfile(path, windowMs);
+  const s = summarizeProfile(path, fromUs);
   const busy = s.totalMs - s.idleMs;
   const share = (ms: number): string => `${((ms / busy) * 100).toFixed(1)}%`;
   console.log(
-    `cpu profile of the exchange: ${path} (last ${(windowMs / 1000).toFixed(0)} s: ${(busy / 1000).toFixed(1)} s busy, ${(s.idleMs / 1000).toFixed(1)} s idle; shares of busy time)`,
+    `cpu profile of the exchange: ${path} (from the warm-up on: ${(busy / 1000).toFixed(1)} s busy, ${(s.idleMs / 1000).toFixed(1)} s idle; shares of busy time)`,
   );
   console.log(`  by package / file (self):`);
-  for (const [k, v] of s.groups.slice(0, 15)) console.log(`    ${share(v).padStart(6)}  ${k}`);
+  for (const [k, v] of s.groups.filter(([k]) => k !== '(idle)').slice(0, 15))
+    console.log(`    ${share(v).padStart(6)}  ${k}`);
   console.log(`  by function (self):`);
   for (const [k, v] of s.functions.filter(([k]) => k !== '(idle)').slice(0, 25)) {
     console.log(`    ${share(v).padStart(6)}  ${k}`);
@@ -543,6 +604,7 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
   const profDir = opt.cpuProf ? mkdtempSync(join(os.tmpdir(), 'gpux-bench-prof-')) : undefined;
   let logLines = 0;
   let pool: Pool | undefined;
+  let probe: PgProbe | undefined;
   try {
     const t0 = performance.now();
     const url = await exchange.start({
@@ -574,12 +636,15 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
       `  ${schedule.length} orders scheduled: ${schedule.sells} sells (${schedule.sellNodes} nodes), ${schedule.length - schedule.sells} buys`,
     );
 
-    const driver = new Driver(pool, schedule, parties, exchange.pid);
-    const loadStart = performance.now();
+    probe = await PgProbe.open(exchange.databaseUrl, exchange.dbName);
+    const driver = new Driver(pool, schedule, parties, exchange.pid, probe);
+    const loadStartUs = Number(process.hrtime.bigint() / 1000n);
     const results: PhaseResult[] = [];
     for (const phase of schedule.phases) {
       globalThis.gc?.();
+      if (opt.pgSample && phase.measured) probe.startSampling(10);
       const r = await driver.run(phase);
+      probe.stopSampling();
       if (phase.measured) {
         results.push(r);
         printPhase(r);
@@ -595,12 +660,13 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     );
     if (logLines > 0)
       console.log(`${pad('')}the exchange logged ${logLines} lines at warn or above`);
-    const loadMs = performance.now() - loadStart;
 
     await pool.close();
     pool = undefined;
+    await probe.close();
     await exchange.stop();
-    if (profDir !== undefined) printProfile(profDir, loadMs + 2000);
+    printActivity(probe);
+    if (profDir !== undefined) printProfile(profDir, loadStartUs);
 
     // -- verdict and summary
     const errors = results.reduce((a, r) => a + r.errors.total(), 0);
@@ -624,6 +690,7 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     process.exitCode = 1;
   } finally {
     await pool?.destroy().catch(() => undefined);
+    await probe?.close();
     await exchange.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -230,13 +230,13 @@ export async function cpuMsOf(pid: number): Promise<number | undefined> {
 }
 
 /**
- * CPU time (ms) used so far by every process named `name` (e.g. the
- * PostgreSQL server and its backends), from /proc; undefined elsewhere.
- * Processes that exited meanwhile are not counted.
+ * CPU time (ms) used so far by each process named `name` (e.g. the
+ * PostgreSQL server and its backends), by pid, from /proc; undefined
+ * elsewhere. Compare two with cpuMsDelta().
  */
-export async function cpuMsOfAll(name: string): Promise<number | undefined> {
+export async function cpuMsOfAll(name: string): Promise<Map<number, number> | undefined> {
   try {
-    let total = 0;
+    const out = new Map<number, number>();
     for (const entry of await readdir('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
@@ -244,23 +244,41 @@ export async function cpuMsOfAll(name: string): Promise<number | undefined> {
       const close = stat.lastIndexOf(')');
       if (open < 0 || stat.slice(open + 1, close) !== name) continue;
       const rest = stat.slice(close + 2).split(' ');
-      total += Number(rest[11]) + Number(rest[12]);
+      out.set(Number(entry), ((Number(rest[11]) + Number(rest[12])) * 1000) / CLOCK_TICKS);
     }
-    return (total * 1000) / CLOCK_TICKS;
+    return out;
   } catch {
     return undefined;
   }
 }
 
-/** Busy and total CPU time of the whole machine (ms, all cores), from /proc/stat. */
-export async function machineCpuMs(): Promise<{ busy: number; total: number } | undefined> {
+/**
+ * CPU time (ms) the processes used between two cpuMsOfAll() readings: what
+ * each process still running at the second used since the first (all of it,
+ * if it started meanwhile). A process that exited in between is not counted,
+ * so this is a lower bound, never negative.
+ */
+export function cpuMsDelta(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += Math.max(0, ms - (before.get(pid) ?? 0));
+  return total;
+}
+
+/**
+ * CPU time of the whole machine (ms, all cores) from /proc/stat: busy (user,
+ * nice, system, irq, softirq) and stolen by the hypervisor; undefined elsewhere.
+ */
+export async function machineCpuMs(): Promise<{ busy: number; steal: number } | undefined> {
   try {
     const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+    // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest is in user)
     const f = line.trim().split(/\s+/).slice(1).map(Number);
-    const total = f.reduce((a, b) => a + b, 0);
-    // idle + iowait
-    const idle = (f[3] ?? 0) + (f[4] ?? 0);
-    return { busy: ((total - idle) * 1000) / CLOCK_TICKS, total: (total * 1000) / CLOCK_TICKS };
+    const at = (k: number): number => f[k] ?? 0;
+    const busy = at(0) + at(1) + at(2) + at(5) + at(6);
+    return { busy: (busy * 1000) / CLOCK_TICKS, steal: (at(7) * 1000) / CLOCK_TICKS };
   } catch {
     return undefined;
   }
@@ -268,3 +286,68 @@ export async function machineCpuMs(): Promise<{ busy: number; total: number } | 
 
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
+
+/** Statistics and activity of the bench database, read over a connection of its own. */
+export class PgProbe {
+  private sampling: NodeJS.Timeout | undefined;
+  private busy = false;
+  /** pg_stat_activity samples: "wait event | query" → active backends seen. */
+  readonly activity = new Map<string, number>();
+  samples = 0;
+
+  private constructor(
+    private readonly client: pg.Client,
+    private readonly dbName: string,
+  ) {}
+
+  static async open(url: string, dbName: string): Promise<PgProbe> {
+    const client = new pg.Client({ connectionString: url });
+    // Dropping the database (WITH FORCE, e.g. after ctrl-c) ends this connection.
+    client.on('error', () => undefined);
+    await client.connect();
+    return new PgProbe(client, dbName);
+  }
+
+  /** Commits and rows written so far in the database (PostgreSQL flushes these about once a second). */
+  async counters(): Promise<{ commits: number; rows: number }> {
+    const r = await this.client.query<{ commits: string; rows: string }>(
+      `SELECT xact_commit AS commits, tup_inserted + tup_updated + tup_deleted AS rows
+         FROM pg_stat_database WHERE datname = $1`,
+      [this.dbName],
+    );
+    return { commits: Number(r.rows[0]?.commits ?? 0), rows: Number(r.rows[0]?.rows ?? 0) };
+  }
+
+  /** Samples the active backends of the database every `everyMs` until stopSampling(). */
+  startSampling(everyMs: number): void {
+    this.sampling = setInterval(() => {
+      if (this.busy) return;
+      this.busy = true;
+      this.client
+        .query<{ what: string }>(
+          `SELECT coalesce(wait_event_type || ':' || wait_event, 'on cpu') || ' | ' ||
+                  left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS what
+             FROM pg_stat_activity
+            WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`,
+          [this.dbName],
+        )
+        .then((r) => {
+          this.samples++;
+          for (const { what } of r.rows)
+            this.activity.set(what, (this.activity.get(what) ?? 0) + 1);
+        })
+        .catch(() => undefined)
+        .finally(() => (this.busy = false));
+    }, everyMs);
+  }
+
+  stopSampling(): void {
+    if (this.sampling !== undefined) clearInterval(this.sampling);
+    this.sampling = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.stopSampling();
+    await this.client.end().catch(() => undefined);
+  }
+}
