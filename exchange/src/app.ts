@@ -10,6 +10,7 @@ import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
 import type { Config } from './config.js';
 import type { RouteContext, Services } from './services.js';
+import { Directory } from './accounts/directory.js';
 import { accountRoutes } from './routes/accounts.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
@@ -107,6 +108,7 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
   const ctx: RouteContext = {
     ...services,
     limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
+    directory: new Directory(services.db),
   };
   accountRoutes(app, ctx);
   clusterRoutes(app, ctx);

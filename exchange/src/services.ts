@@ -1,3 +1,4 @@
+import type { Directory } from './accounts/directory.js';
 import type { RateLimiter } from './auth/rate-limit.js';
 import type { Database } from './db/database.js';
 import type { Market } from './market/market.js';
@@ -14,4 +15,6 @@ export interface Services {
 /** Services plus what buildApp makes from the configuration. */
 export interface RouteContext extends Services {
   readonly limiter: RateLimiter;
+  /** Tokens' principals and providers' clusters, cached (accounts/directory.ts). */
+  readonly directory: Directory;
 }

@@ -6,8 +6,6 @@ import type { TokenScope } from '@gpux/shared';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 import type { Principal } from '../accounts/accounts.js';
-import { principalOf } from '../accounts/accounts.js';
-import type { Queryable } from '../db/database.js';
 import type { RateKind, RateLimiter } from './rate-limit.js';
 import { bearerToken, sameSecret } from './tokens.js';
 
@@ -18,8 +16,13 @@ declare module 'fastify' {
   }
 }
 
+/** Where principals come from: accounts/directory.ts. */
+export interface Principals {
+  principal(token: string): Promise<Principal | undefined>;
+}
+
 export async function authenticate(
-  db: Queryable,
+  principals: Principals,
   request: FastifyRequest,
   scope: TokenScope,
 ): Promise<Principal> {
@@ -27,7 +30,7 @@ export async function authenticate(
   if (token === undefined) {
     throw new GpuxError('unauthorized', 'send Authorization: Bearer <API token>');
   }
-  const principal = await principalOf(db, token);
+  const principal = await principals.principal(token);
   if (principal === undefined) throw new GpuxError('unauthorized', 'unknown or revoked API token');
   if (!principal.scopes.has(scope)) {
     throw new GpuxError('forbidden', `this token lacks the "${scope}" scope`);
@@ -66,13 +69,13 @@ export function adminOnly(
  * validated (400), then hand the caller to the handler as `request.principal`.
  */
 export function requireScope(
-  db: Queryable,
+  principals: Principals,
   limiter: RateLimiter,
   scope: TokenScope,
   kind: RateKind = 'query',
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
-    const principal = await authenticate(db, request, scope);
+    const principal = await authenticate(principals, request, scope);
     request.principal = principal;
     // D18: counted before validation, so invalid requests count too.
     const d = limiter.take(principal.accountId, kind);

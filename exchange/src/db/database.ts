@@ -3,8 +3,20 @@
 // embedded default (D34). Same SQL, same migrations.
 
 /** Something that runs SQL: the database itself, or one open transaction. */
+export interface QueryOptions {
+  /**
+   * Keep the statement prepared under this name on each connection, so the
+   * server parses it once (a hot statement of fixed text). PGlite ignores it.
+   */
+  readonly name?: string;
+}
+
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<Row[]>;
   /** Run a script of several statements, without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

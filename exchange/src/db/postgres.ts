@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import type { Database, Queryable } from './database.js';
+import type { Database, Queryable, QueryOptions } from './database.js';
 import { parseInt8 } from './database.js';
 
 const INT8_OID = 20;
@@ -26,8 +26,16 @@ export function openPostgres(connectionString: string, maxConnections = 10): Dat
   pool.on('error', () => undefined);
 
   const on = (client: pg.PoolClient | pg.Pool): Queryable => ({
-    async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
-      const result = await client.query(sql, params as unknown[] | undefined);
+    async query<Row>(
+      sql: string,
+      params?: readonly unknown[],
+      options?: QueryOptions,
+    ): Promise<Row[]> {
+      const values = params as unknown[] | undefined;
+      const result =
+        options?.name === undefined
+          ? await client.query(sql, values)
+          : await client.query({ name: options.name, text: sql, values: values ?? [] });
       return result.rows as Row[];
     },
     async exec(sql: string): Promise<void> {

@@ -122,7 +122,7 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
     );
   });
 
-  it('the database itself refuses a transaction that does not balance, at commit', async () => {
+  it('the database itself refuses a statement that leaves a transaction unbalanced (migration 0006)', async () => {
     await expect(
       db.transaction(async (tx) => {
         await tx.query("INSERT INTO ledger_transactions (id, kind) VALUES ('txn_bad', 'fill')");
@@ -132,6 +132,16 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
       }),
     ).rejects.toThrow(/does not balance/);
     expect(await db.query("SELECT 1 FROM ledger_transactions WHERE id = 'txn_bad'")).toEqual([]);
+    // Nor can a later statement unbalance a balanced transaction.
+    await db.transaction((tx) =>
+      post(tx, { id: 'txn_ok', kind: 'fill', postings: fillPostings('acc_a', 'acc_c', 1000) }),
+    );
+    await expect(
+      db.query(
+        "INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents) VALUES ('txn_ok', 'acc_a', 'buyer_charge', -1)",
+      ),
+    ).rejects.toThrow(/does not balance/);
+    expect(await ledgerTotal(db)).toBe(0);
   });
 
   it('is append-only: no entry can be changed or deleted', async () => {

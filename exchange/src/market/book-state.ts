@@ -42,6 +42,8 @@ export interface ClusterState {
   readonly leased: Map<string, string>;
   /** Nodes offered by the cluster's open sell orders (resales excluded). */
   openSellNodes: number;
+  /** Where the search for a free node starts: just after the last one leased. */
+  nextFree: number;
 }
 
 export interface LiveLease {
@@ -419,10 +421,18 @@ export class BookState {
       const cluster = this.cluster(group.clusterId);
       clusterId = cluster.id;
       sellerAccountId = cluster.providerAccountId;
+      // Round the cluster from where the last lease ended, so a cluster
+      // mostly leased is not searched from its first node every time.
       nodes = [];
-      for (const n of cluster.nodes) {
-        if (nodes.length === group.nodes) break;
-        if (n.status !== 'offline' && !cluster.leased.has(n.id)) nodes.push(n);
+      const all = cluster.nodes;
+      const from = cluster.nextFree;
+      for (let k = 0; k < all.length && nodes.length < group.nodes; k++) {
+        const i = (from + k) % all.length;
+        const n = all[i]!;
+        if (n.status !== 'offline' && !cluster.leased.has(n.id)) {
+          nodes.push(n);
+          cluster.nextFree = i + 1;
+        }
       }
       if (nodes.length < group.nodes) {
         // freeNodes() is checked before every sell enters the book, so this is a bug.

@@ -4,11 +4,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Database, Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
+import { ChangeSet, WRITE_BATCH_SQL } from './change-set.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
 import { Market } from './market.js';
+import type { OrderRow } from './rows.js';
 import { testExchange } from './testing/test-exchange.js';
 import type { TestExchange } from './testing/test-exchange.js';
 
@@ -16,22 +18,24 @@ let fresh: FreshDatabase;
 let failNext = false;
 let ex: TestExchange;
 
-/** The test database, whose next transaction fails at commit time when asked. */
+/**
+ * The test database, whose next batch write fails at commit time when asked:
+ * the statement runs, inside a transaction that is then rolled back.
+ */
 function flaky(db: Database): Database {
   return {
     kind: db.kind,
-    query: (sql, params) => db.query(sql, params),
+    query: (sql, params, options) => {
+      if (!failNext || sql !== WRITE_BATCH_SQL) return db.query(sql, params, options);
+      failNext = false;
+      return db.transaction(async (tx) => {
+        await tx.query(sql, params);
+        throw new Error('simulated commit failure');
+      });
+    },
     exec: (sql) => db.exec(sql),
     close: () => db.close(),
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      db.transaction(async (tx) => {
-        const out = await fn(tx);
-        if (failNext) {
-          failNext = false;
-          throw new Error('simulated commit failure');
-        }
-        return out;
-      }),
+    transaction: (fn) => db.transaction(fn),
   };
 }
 
@@ -88,5 +92,36 @@ describe('BookWriter', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it('writes a batch as one statement: a row that fails its check leaves none of the batch behind', async () => {
+    const who = await ex.account('atomic');
+    const order = (await ex.db.query<OrderRow>('SELECT * FROM orders LIMIT 1'))[0]!;
+    const changes = new ChangeSet();
+    changes.order({ ...order, id: 'ord_atomic_test', account_id: who.accountId });
+    changes.outbox.push({
+      event_id: 'evt_atomic_test',
+      subject: 'gpux.test',
+      payload: {},
+      created_ms: 0,
+    });
+    // A ledger transaction that does not balance (ChangeSet.post would refuse
+    // it, so it goes in behind its back): the database's check fails.
+    changes.ledger.push({
+      id: 'txn_atomic_test',
+      kind: 'lease_charge',
+      postings: [
+        { accountId: who.accountId, kind: 'buyer_charge', amountCents: -100 },
+        { accountId: who.accountId, kind: 'seller_proceeds', amountCents: 99 },
+      ],
+    });
+    await expect(changes.write(fresh.db)).rejects.toThrow(/does not balance/);
+    expect(await ex.db.query("SELECT id FROM orders WHERE id = 'ord_atomic_test'")).toEqual([]);
+    expect(await ex.db.query("SELECT 1 FROM outbox WHERE event_id = 'evt_atomic_test'")).toEqual(
+      [],
+    );
+    expect(
+      await ex.db.query("SELECT 1 FROM ledger_transactions WHERE id = 'txn_atomic_test'"),
+    ).toEqual([]);
   });
 });

@@ -1,9 +1,10 @@
 // The single writer of one book (architecture.md: "one writer per book").
 // Commands queue here; the writer runs every queued command against the
 // in-memory state, then commits what the whole batch changed in one
-// PostgreSQL transaction, and only then answers the callers. While one batch
-// commits the next one queues, so under load several orders share a commit
-// (group commit) and a book's latency stays near one round of transactions.
+// PostgreSQL transaction (one statement, change-set.ts), and only then
+// answers the callers. While one batch commits the next one queues, so under
+// load several orders share a commit (group commit) and a book's latency
+// stays near one round of transactions.
 // Books never wait on each other: each has its own writer and connection.
 //
 // If a commit fails, none of the batch was acknowledged, and the in-memory
@@ -130,7 +131,7 @@ export class BookWriter {
     }
     if (broken === undefined && !changes.empty) {
       try {
-        await this.db.transaction((tx) => changes.write(tx));
+        await changes.write(this.db);
       } catch (err) {
         broken = err;
       }
@@ -261,6 +262,7 @@ async function loadClusters(
         nodes: [],
         leased: new Map(),
         openSellNodes: 0,
+        nextFree: 0,
       };
       out.set(r.cluster_id, c);
     }

@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { PLATFORM_ACCOUNT_ID, ledgerTotal } from '../ledger/ledger.js';
+import { danglingReferences } from './integrity.js';
 import type { LeaseRow } from './rows.js';
 import { testExchange } from './testing/test-exchange.js';
 import type { Party, TestExchange } from './testing/test-exchange.js';
@@ -221,6 +222,8 @@ async function checkInvariants(): Promise<void> {
           > (SELECT COUNT(*) FROM nodes WHERE cluster_id = c.id AND status <> 'offline')`,
   );
   expect(over).toEqual([]);
+  // Migration 0006: no row on the order path names a row that does not exist.
+  expect(await danglingReferences(ex.db)).toEqual([]);
 }
 
 describe('D3: money always adds up, through the API', () => {

@@ -40,7 +40,7 @@ interface CreateAccountBody {
 
 export function accountRoutes(
   app: FastifyInstance,
-  { db, adminToken, limiter }: RouteContext,
+  { db, adminToken, limiter, directory }: RouteContext,
 ): void {
   app.post<{ Body: CreateAccountBody }>(
     '/v1/admin/accounts',
@@ -67,18 +67,22 @@ export function accountRoutes(
     },
   );
 
-  app.get('/v1/account', { preValidation: requireScope(db, limiter, 'read') }, async (request) => {
-    const a = await accountView(db, callerOf(request).accountId);
-    return {
-      account_id: a.accountId,
-      name: a.name,
-      organization: a.organization,
-      organization_id: a.organizationId,
-      balance: formatDollars(a.balanceCents),
-      credit_limit: a.creditLimitCents === null ? null : formatDollars(a.creditLimitCents),
-      created_at: a.createdAt.toISOString(),
-    };
-  });
+  app.get(
+    '/v1/account',
+    { preValidation: requireScope(directory, limiter, 'read') },
+    async (request) => {
+      const a = await accountView(db, callerOf(request).accountId);
+      return {
+        account_id: a.accountId,
+        name: a.name,
+        organization: a.organization,
+        organization_id: a.organizationId,
+        balance: formatDollars(a.balanceCents),
+        credit_limit: a.creditLimitCents === null ? null : formatDollars(a.creditLimitCents),
+        created_at: a.createdAt.toISOString(),
+      };
+    },
+  );
 
   app.get<{ Querystring: PageQuery }>(
     '/v1/account/transactions',
@@ -86,7 +90,7 @@ export function accountRoutes(
       schema: {
         querystring: { type: 'object', additionalProperties: false, properties: PAGE_QUERY },
       },
-      preValidation: requireScope(db, limiter, 'read'),
+      preValidation: requireScope(directory, limiter, 'read'),
     },
     async (request) => {
       const { limit, offset } = request.query;

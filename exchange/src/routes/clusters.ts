@@ -63,7 +63,10 @@ function clusterJson(c: ClusterView): Record<string, unknown> {
   };
 }
 
-export function clusterRoutes(app: FastifyInstance, { db, adminToken }: RouteContext): void {
+export function clusterRoutes(
+  app: FastifyInstance,
+  { db, adminToken, directory }: RouteContext,
+): void {
   app.post<{ Body: CreateClusterBody }>(
     '/v1/admin/clusters',
     {
@@ -80,6 +83,7 @@ export function clusterRoutes(app: FastifyInstance, { db, adminToken }: RouteCon
           hostnames: b.nodes.map((n) => n.hostname.toLowerCase()),
         }),
       );
+      directory.forgetClusters(b.provider_account_id);
       return reply.code(201).send(clusterJson(cluster));
     },
   );

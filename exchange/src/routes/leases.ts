@@ -57,10 +57,16 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-export function leaseRoutes(app: FastifyInstance, { db, limiter, market }: RouteContext): void {
+export function leaseRoutes(
+  app: FastifyInstance,
+  { db, limiter, market, directory }: RouteContext,
+): void {
   app.get<{ Querystring: { status: LeaseStatus | 'all'; limit: number; offset: number } }>(
     '/v1/leases',
-    { schema: { querystring: listLeasesQuery }, preValidation: requireScope(db, limiter, 'read') },
+    {
+      schema: { querystring: listLeasesQuery },
+      preValidation: requireScope(directory, limiter, 'read'),
+    },
     async (request) => {
       const { status, limit, offset } = request.query;
       const { rows, total } = await listLeases(db, callerOf(request).accountId, {
@@ -74,7 +80,7 @@ export function leaseRoutes(app: FastifyInstance, { db, limiter, market }: Route
 
   app.get<{ Params: { id: string } }>(
     '/v1/leases/:id',
-    { schema: { params: ID_PARAM }, preValidation: requireScope(db, limiter, 'read') },
+    { schema: { params: ID_PARAM }, preValidation: requireScope(directory, limiter, 'read') },
     async (request) => {
       const lease = await leaseOf(db, callerOf(request).accountId, request.params.id);
       if (lease === undefined) throw new GpuxError('not_found', `no lease ${request.params.id}`);
@@ -86,7 +92,7 @@ export function leaseRoutes(app: FastifyInstance, { db, limiter, market }: Route
 
   app.delete<{ Params: { id: string } }>(
     '/v1/leases/:id',
-    { schema: { params: ID_PARAM }, preValidation: requireScope(db, limiter, 'leases') },
+    { schema: { params: ID_PARAM }, preValidation: requireScope(directory, limiter, 'leases') },
     async (request) => {
       const accountId = callerOf(request).accountId;
       const lease = await liveLeaseOf(db, accountId, request.params.id);
@@ -116,7 +122,7 @@ export function leaseRoutes(app: FastifyInstance, { db, limiter, market }: Route
     '/v1/leases/:id/resell',
     {
       schema: { params: ID_PARAM, body: resellBody },
-      preValidation: requireScope(db, limiter, 'leases', 'create'),
+      preValidation: requireScope(directory, limiter, 'leases', 'create'),
     },
     async (request) => {
       const caller = callerOf(request);
@@ -196,7 +202,7 @@ export function leaseRoutes(app: FastifyInstance, { db, limiter, market }: Route
 
   app.get<{ Params: { id: string } }>(
     '/v1/leases/:id/kubeconfig',
-    { schema: { params: ID_PARAM }, preValidation: requireScope(db, limiter, 'leases') },
+    { schema: { params: ID_PARAM }, preValidation: requireScope(directory, limiter, 'leases') },
     async (request) => {
       const lease = await leaseOf(db, callerOf(request).accountId, request.params.id);
       // D28: after the lease ends the endpoint is 404.

@@ -88,13 +88,16 @@ function gpuTypeOf(q: { gpu_type?: GpuType; instance_type?: string }): GpuType {
 
 export function marketDataRoutes(
   app: FastifyInstance,
-  { db, limiter, market }: RouteContext,
+  { db, limiter, market, directory }: RouteContext,
 ): void {
   app.get<{
     Querystring: { gpu_type?: GpuType; instance_type?: string; zone: Zone; depth: number };
   }>(
     '/v1/orderbook',
-    { schema: { querystring: orderbookQuery }, preValidation: requireScope(db, limiter, 'read') },
+    {
+      schema: { querystring: orderbookQuery },
+      preValidation: requireScope(directory, limiter, 'read'),
+    },
     async (request) => {
       const q = request.query;
       const gpuType = gpuTypeOf(q);
@@ -131,7 +134,10 @@ export function marketDataRoutes(
     Querystring: { gpu_type: GpuType; gpu_count: number; zone: Zone; duration_hours: number };
   }>(
     '/v1/prices/estimate',
-    { schema: { querystring: estimateQuery }, preValidation: requireScope(db, limiter, 'read') },
+    {
+      schema: { querystring: estimateQuery },
+      preValidation: requireScope(directory, limiter, 'read'),
+    },
     (request) => {
       const q = request.query;
       const caller = callerOf(request);
@@ -175,7 +181,10 @@ export function marketDataRoutes(
 
   app.get<{ Querystring: { gpu_type: GpuType; zone: Zone; limit: number; offset: number } }>(
     '/v1/trades',
-    { schema: { querystring: tradesQuery }, preValidation: requireScope(db, limiter, 'read') },
+    {
+      schema: { querystring: tradesQuery },
+      preValidation: requireScope(directory, limiter, 'read'),
+    },
     async (request) => {
       const { gpu_type, zone, limit, offset } = request.query;
       const { rows, total } = await listTrades(db, gpu_type, zone, limit, offset);

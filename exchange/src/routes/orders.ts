@@ -18,6 +18,7 @@ import type { GpuType, OrderStatus, OrderType, Side, Zone } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 
 import type { Principal } from '../accounts/accounts.js';
+import type { Directory } from '../accounts/directory.js';
 import { callerOf, requireScope } from '../auth/authenticate.js';
 import type { Queryable } from '../db/database.js';
 import { balanceOf } from '../ledger/ledger.js';
@@ -84,17 +85,17 @@ const listOrdersQuery = {
 } as const;
 
 export function orderRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { db, limiter, market } = ctx;
+  const { db, limiter, market, directory } = ctx;
 
   app.post<{ Body: CreateOrderBody }>(
     '/v1/orders',
     {
       schema: { body: createOrderBody },
-      preValidation: requireScope(db, limiter, 'trade', 'create'),
+      preValidation: requireScope(directory, limiter, 'trade', 'create'),
     },
     async (request) => {
       const caller = callerOf(request);
-      const row = await newOrderRow(db, caller, request.body);
+      const row = await newOrderRow(directory, caller, request.body);
       const writer = market.writer(row.gpu_type, row.zone);
       if (row.side === 'buy' && caller.creditLimitCents !== null) {
         // The worst compute cost: at the limit price, or what a market buy would pay now.
@@ -129,7 +130,7 @@ export function orderRoutes(app: FastifyInstance, ctx: RouteContext): void {
     '/v1/orders',
     {
       schema: { querystring: listOrdersQuery },
-      preValidation: requireScope(db, limiter, 'read'),
+      preValidation: requireScope(directory, limiter, 'read'),
     },
     async (request) => {
       const { status, side, limit, offset } = request.query;
@@ -154,7 +155,7 @@ export function orderRoutes(app: FastifyInstance, ctx: RouteContext): void {
 
   app.get<{ Params: { id: string } }>(
     '/v1/orders/:id',
-    { schema: { params: ID_PARAM }, preValidation: requireScope(db, limiter, 'read') },
+    { schema: { params: ID_PARAM }, preValidation: requireScope(directory, limiter, 'read') },
     async (request) => {
       const row = await orderOf(db, callerOf(request).accountId, request.params.id);
       if (row === undefined) throw new GpuxError('not_found', `no order ${request.params.id}`);
@@ -167,7 +168,7 @@ export function orderRoutes(app: FastifyInstance, ctx: RouteContext): void {
     '/v1/orders/:id',
     {
       schema: { params: ID_PARAM },
-      preValidation: requireScope(db, limiter, 'trade', 'cancel'),
+      preValidation: requireScope(directory, limiter, 'trade', 'cancel'),
     },
     async (request) => {
       const accountId = callerOf(request).accountId;
@@ -223,7 +224,7 @@ function answer(outcome: PlaceOutcome): Record<string, unknown> {
  * the credit limit (D3).
  */
 async function newOrderRow(
-  db: Queryable,
+  directory: Directory,
   caller: Principal,
   b: CreateOrderBody,
 ): Promise<OrderRow> {
@@ -261,7 +262,7 @@ async function newOrderRow(
     throw new GpuxError('invalid_request', 'cluster_id applies to sell orders');
   }
   const startMs = b.start_time === undefined ? 0 : parseTime(b.start_time, 'start_time');
-  const clusterId = b.side === 'sell' ? await sellerCluster(db, caller, b) : null;
+  const clusterId = b.side === 'sell' ? await sellerCluster(directory, caller, b) : null;
   return {
     id: newId('ord_'),
     account_id: caller.accountId,
@@ -301,14 +302,17 @@ async function newOrderRow(
 
 /** D31: a sell offers nodes of one of the seller's own clusters in that book. */
 async function sellerCluster(
-  db: Queryable,
+  directory: Directory,
   caller: Principal,
   b: CreateOrderBody,
 ): Promise<string> {
-  const clusters = await db.query<{ id: string; gpu_type: string; zone: string }>(
-    'SELECT id, gpu_type, zone FROM clusters WHERE provider_account_id = $1 ORDER BY created_at, id',
-    [caller.accountId],
-  );
+  let clusters = await directory.clustersOf(caller.accountId);
+  const missing =
+    b.cluster_id !== undefined
+      ? !clusters.some((x) => x.id === b.cluster_id)
+      : !clusters.some((x) => x.gpu_type === b.gpu_type && x.zone === b.zone);
+  // A cluster added since the list was read: read it again before saying no.
+  if (missing) clusters = await directory.clustersOf(caller.accountId, true);
   if (b.cluster_id !== undefined) {
     const c = clusters.find((x) => x.id === b.cluster_id);
     if (c === undefined)

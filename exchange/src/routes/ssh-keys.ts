@@ -28,10 +28,10 @@ function keyJson(k: SshKeyView): Record<string, unknown> {
   };
 }
 
-export function sshKeyRoutes(app: FastifyInstance, { db, limiter }: RouteContext): void {
+export function sshKeyRoutes(app: FastifyInstance, { db, limiter, directory }: RouteContext): void {
   app.post<{ Body: { name: string; public_key: string } }>(
     '/v1/ssh_keys',
-    { schema: { body: addKeyBody }, preValidation: requireScope(db, limiter, 'leases') },
+    { schema: { body: addKeyBody }, preValidation: requireScope(directory, limiter, 'leases') },
     async (request, reply) => {
       const { name, public_key: publicKey } = request.body;
       const key = await addSshKey(db, callerOf(request).accountId, name, publicKey);
@@ -39,13 +39,17 @@ export function sshKeyRoutes(app: FastifyInstance, { db, limiter }: RouteContext
     },
   );
 
-  app.get('/v1/ssh_keys', { preValidation: requireScope(db, limiter, 'read') }, async (request) => {
-    return { ssh_keys: (await listSshKeys(db, callerOf(request).accountId)).map(keyJson) };
-  });
+  app.get(
+    '/v1/ssh_keys',
+    { preValidation: requireScope(directory, limiter, 'read') },
+    async (request) => {
+      return { ssh_keys: (await listSshKeys(db, callerOf(request).accountId)).map(keyJson) };
+    },
+  );
 
   app.delete<{ Params: { id: string } }>(
     '/v1/ssh_keys/:id',
-    { preValidation: requireScope(db, limiter, 'leases') },
+    { preValidation: requireScope(directory, limiter, 'leases') },
     async (request) => {
       await deleteSshKey(db, callerOf(request).accountId, request.params.id);
       return { ssh_key_id: request.params.id, deleted: true };

@@ -1,0 +1,75 @@
+// Who is calling and what they own, read on every order: the principal of a
+// token (D24) and a provider's clusters (D31). Both change rarely and are
+// read on every request, so they are kept in memory for a short while
+// instead of costing a database round trip each time (docs/persistence.md).
+//
+// - A token's principal is kept for `ttlMs` (10 s) after it was read: a token
+//   revoked or an account changed in the database takes effect within that
+//   time. Unknown tokens are not remembered (nothing to fill memory with).
+// - A provider's clusters are kept until one is added through the admin API,
+//   or a lookup misses: clusters are never deleted or moved (D31), and one
+//   that is not in the list (added by another process) is looked up again
+//   before the caller hears it does not exist.
+
+import type { Queryable } from '../db/database.js';
+import type { Principal } from './accounts.js';
+import { principalOf } from './accounts.js';
+
+export interface ClusterRef {
+  readonly id: string;
+  readonly gpu_type: string;
+  readonly zone: string;
+}
+
+interface Cached<T> {
+  readonly value: T;
+  readonly until: number;
+}
+
+export class Directory {
+  private readonly principals = new Map<string, Cached<Principal>>();
+  private readonly clusters = new Map<string, readonly ClusterRef[]>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly ttlMs = 10_000,
+    private readonly maxEntries = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The account of a live token, or undefined (401). */
+  async principal(token: string): Promise<Principal | undefined> {
+    const t = this.now();
+    const hit = this.principals.get(token);
+    if (hit !== undefined && hit.until > t) return hit.value;
+    const p = await principalOf(this.db, token);
+    if (p === undefined) {
+      this.principals.delete(token);
+      return undefined;
+    }
+    if (this.principals.size >= this.maxEntries) this.principals.clear();
+    this.principals.set(token, { value: p, until: t + this.ttlMs });
+    return p;
+  }
+
+  /** A cluster was added to the account (POST /v1/admin/clusters). */
+  forgetClusters(accountId: string): void {
+    this.clusters.delete(accountId);
+  }
+
+  /**
+   * The clusters of a provider account, oldest first. With `fresh`, read
+   * from the database (a caller whose cluster is missing asks again so).
+   */
+  async clustersOf(accountId: string, fresh = false): Promise<readonly ClusterRef[]> {
+    const hit = fresh ? undefined : this.clusters.get(accountId);
+    if (hit !== undefined) return hit;
+    const rows = await this.db.query<ClusterRef>(
+      'SELECT id, gpu_type, zone FROM clusters WHERE provider_account_id = $1 ORDER BY created_at, id',
+      [accountId],
+    );
+    if (this.clusters.size >= this.maxEntries) this.clusters.clear();
+    this.clusters.set(accountId, rows);
+    return rows;
+  }
+}
