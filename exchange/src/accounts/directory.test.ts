@@ -18,14 +18,14 @@ function fakeDb(): {
   const clusters: { id: string; owner: string }[] = [];
   let n = 0;
   const db: Queryable = {
-    async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
       n++;
       if (sql.includes('FROM api_tokens')) {
         // principalOf() passes the token's hash; the fake keys by the hash's hex.
         const hash = (params?.[0] as Buffer).toString('hex');
         const acc = tokens.get(hash);
-        return (
-          acc === undefined
+        return Promise.resolve(
+          (acc === undefined
             ? []
             : [
                 {
@@ -34,14 +34,16 @@ function fakeDb(): {
                   scopes: ['read'],
                   credit_limit_cents: null,
                 },
-              ]
-        ) as Row[];
+              ]) as Row[],
+        );
       }
-      return clusters
-        .filter((c) => c.owner === params?.[0])
-        .map((c) => ({ id: c.id, gpu_type: 'h100', zone: 'us-west-1' })) as Row[];
+      return Promise.resolve(
+        clusters
+          .filter((c) => c.owner === params?.[0])
+          .map((c) => ({ id: c.id, gpu_type: 'h100', zone: 'us-west-1' })) as Row[],
+      );
     },
-    async exec(): Promise<void> {},
+    exec: () => Promise.resolve(),
   };
   return { db, tokens, clusters, queries: () => n };
 }
