@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Database } from '../db/database.js';
-import { ChangeSet, WRITE_BATCH_SQL } from './change-set.js';
+import { ChangeSet, WRITE_BATCH_MARK } from './change-set.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
@@ -26,7 +26,7 @@ function flaky(db: Database): Database {
   return {
     kind: db.kind,
     query: (sql, params, options) => {
-      if (!failNext || sql !== WRITE_BATCH_SQL) return db.query(sql, params, options);
+      if (!failNext || !sql.startsWith(WRITE_BATCH_MARK)) return db.query(sql, params, options);
       failNext = false;
       return db.transaction(async (tx) => {
         await tx.query(sql, params);

@@ -78,7 +78,12 @@ export class BookWriter {
       return Promise.reject(new GpuxError('internal_error', 'the exchange is shutting down'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: command, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) this.idle = this.drain();
+      if (!this.running) {
+        // Start on the next turn of the event loop, so the commands of every
+        // request read in this one share the batch.
+        this.running = true;
+        this.idle = new Promise<void>((done) => setImmediate(done)).then(() => this.drain());
+      }
     });
   }
 

@@ -3,8 +3,8 @@
 // JSON parameter (jsonb_populate_recordset). One statement is one
 // transaction (autocommit): all of it or none of it is written; the foreign
 // keys and the ledger's balance trigger (deferred) are checked at its end.
-// One round trip whatever the batch size, and the text never changes, so it
-// stays prepared on each connection.
+// One round trip whatever the batch size; only the tables with rows are in
+// the statement, and each of its few texts stays prepared on each connection.
 
 import type { Queryable } from '../db/database.js';
 import { assertBalanced } from '../ledger/ledger.js';
@@ -14,35 +14,51 @@ import type { FillRow, LeaseNodeRow, LeaseRow, OrderRow, OutboxRow } from './row
 
 const set = (cols: readonly string[]): string => cols.map((c) => `${c} = EXCLUDED.${c}`).join(', ');
 
-/** The batch statement: $1 orders, $2 leases, $3 lease nodes, $4 fills, $5 ledger transactions, $6 ledger entries, $7 outbox. */
-export const WRITE_BATCH_SQL = `/* gpux:write-batch */
-WITH
-  o AS (
-    INSERT INTO orders (${ORDER_COLUMNS.join(', ')})
-    SELECT ${ORDER_COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::orders, $1::jsonb)
-    ON CONFLICT (id) DO UPDATE SET ${set(ORDER_MUTABLE_COLUMNS)}),
-  l AS (
-    INSERT INTO leases SELECT * FROM jsonb_populate_recordset(NULL::leases, $2::jsonb)
-    ON CONFLICT (id) DO UPDATE SET ${set(LEASE_MUTABLE_COLUMNS)}),
-  n AS (
-    INSERT INTO lease_nodes SELECT * FROM jsonb_populate_recordset(NULL::lease_nodes, $3::jsonb)),
-  f AS (
-    INSERT INTO fills SELECT * FROM jsonb_populate_recordset(NULL::fills, $4::jsonb)),
-  t AS (
-    INSERT INTO ledger_transactions (id, kind, order_id, lease_id)
+/** Every batch statement starts with this comment (it shows in pg_stat_activity). */
+export const WRITE_BATCH_MARK = '/* gpux:write-batch */';
+
+/** One CTE per table, `$` standing for its parameter's number. */
+const PARTS: readonly string[] = [
+  `INSERT INTO orders (${ORDER_COLUMNS.join(', ')})
+    SELECT ${ORDER_COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::orders, $::jsonb)
+    ON CONFLICT (id) DO UPDATE SET ${set(ORDER_MUTABLE_COLUMNS)}`,
+  `INSERT INTO leases SELECT * FROM jsonb_populate_recordset(NULL::leases, $::jsonb)
+    ON CONFLICT (id) DO UPDATE SET ${set(LEASE_MUTABLE_COLUMNS)}`,
+  `INSERT INTO lease_nodes SELECT * FROM jsonb_populate_recordset(NULL::lease_nodes, $::jsonb)`,
+  `INSERT INTO fills SELECT * FROM jsonb_populate_recordset(NULL::fills, $::jsonb)`,
+  `INSERT INTO ledger_transactions (id, kind, order_id, lease_id)
     SELECT id, kind, order_id, lease_id
-      FROM jsonb_to_recordset($5::jsonb) AS t(id text, kind text, order_id text, lease_id text)),
-  e AS (
-    INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents)
+      FROM jsonb_to_recordset($::jsonb) AS t(id text, kind text, order_id text, lease_id text)`,
+  `INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents)
     SELECT transaction_id, account_id, kind, amount_cents
-      FROM jsonb_to_recordset($6::jsonb)
-        AS e(transaction_id text, account_id text, kind text, amount_cents bigint)),
-  x AS (
-    INSERT INTO outbox (event_id, subject, payload, created_ms)
+      FROM jsonb_to_recordset($::jsonb)
+        AS e(transaction_id text, account_id text, kind text, amount_cents bigint)`,
+  `INSERT INTO outbox (event_id, subject, payload, created_ms)
     SELECT event_id, subject, payload, created_ms
-      FROM jsonb_to_recordset($7::jsonb)
-        AS x(event_id text, subject text, payload jsonb, created_ms bigint))
-SELECT 1`;
+      FROM jsonb_to_recordset($::jsonb)
+        AS x(event_id text, subject text, payload jsonb, created_ms bigint)`,
+];
+
+const statements = new Map<number, string>();
+
+/**
+ * The batch statement for the tables with rows (bit i of `mask`: PARTS[i]),
+ * their parameters numbered in PARTS order. At most 127 texts, each prepared
+ * once per connection; a batch that only rests an order writes one table.
+ */
+export function writeBatchSql(mask: number): string {
+  let sql = statements.get(mask);
+  if (sql === undefined) {
+    const ctes: string[] = [];
+    PARTS.forEach((part, i) => {
+      if ((mask & (1 << i)) !== 0)
+        ctes.push(`w${i} AS (${part.replace('$', `$${ctes.length + 1}`)})`);
+    });
+    sql = `${WRITE_BATCH_MARK}\nWITH ${ctes.join(',\n  ')}\nSELECT 1`;
+    statements.set(mask, sql);
+  }
+  return sql;
+}
 
 export class ChangeSet {
   /** Rows to insert or update, by id; the last state of the batch wins. */
@@ -90,23 +106,29 @@ export class ChangeSet {
         amount_cents: p.amountCents,
       })),
     );
-    const params = [
-      json([...this.orders.values()]),
-      json([...this.leases.values()]),
-      json(this.leaseNodes),
-      json(this.fills),
-      json(
-        this.ledger.map((t) => ({
-          id: t.id,
-          kind: t.kind,
-          order_id: t.orderId ?? null,
-          lease_id: t.leaseId ?? null,
-        })),
-      ),
-      json(entries),
-      json(this.outbox),
+    const parts: readonly (readonly unknown[])[] = [
+      [...this.orders.values()],
+      [...this.leases.values()],
+      this.leaseNodes,
+      this.fills,
+      this.ledger.map((t) => ({
+        id: t.id,
+        kind: t.kind,
+        order_id: t.orderId ?? null,
+        lease_id: t.leaseId ?? null,
+      })),
+      entries,
+      this.outbox,
     ];
-    await q.query(WRITE_BATCH_SQL, params, { name: 'gpux_write_batch' });
+    let mask = 0;
+    const params: string[] = [];
+    parts.forEach((rows, i) => {
+      if (rows.length === 0) return;
+      mask |= 1 << i;
+      params.push(json(rows));
+    });
+    if (mask === 0) return;
+    await q.query(writeBatchSql(mask), params, { name: `gpux_write_batch_${mask}` });
   }
 }
 
