@@ -1,3 +1,6 @@
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GpuxError } from '@gpux/shared';
@@ -114,5 +117,28 @@ describe('buildApp', () => {
       error: { code: 'internal_error', message: 'internal server error' },
     });
     expect(res.body).not.toMatch(/secret|stack|db\.ts/);
+  });
+
+  it('answers malformed HTTP and oversized headers with the invalid_request envelope, never a bare error', async () => {
+    const a = testApp();
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = a.server.address() as AddressInfo;
+    const raw = (text: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        let got = '';
+        const sock = connect(port, '127.0.0.1', () => sock.write(text));
+        sock.on('data', (d: Buffer) => (got += d.toString('utf8')));
+        sock.on('close', () => resolve(got));
+        sock.on('error', reject);
+      });
+    for (const text of [
+      'NOT HTTP AT ALL\r\n\r\n',
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ]) {
+      const answer = await raw(text);
+      expect(answer.startsWith('HTTP/1.1 400 ')).toBe(true);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as unknown;
+      expect(body).toMatchObject({ data: null, error: { code: 'invalid_request' } });
+    }
   });
 });

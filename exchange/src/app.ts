@@ -5,6 +5,8 @@ import { Ajv } from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { Duplex } from 'node:stream';
+
 import { GpuxError, errorBody } from '@gpux/shared';
 import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
@@ -82,6 +84,26 @@ export function buildApp(config: AppConfig, services: Services): FastifyInstance
     },
 
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    // HTTP that never becomes a request (a malformed request line or header,
+    // headers over Node's 16 KiB, a request cut off): the D19 envelope, then
+    // the connection is closed (docs/api/errors.md).
+    clientErrorHandler: (err: Error & { code?: string }, socket: Duplex) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const message =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? 'request headers are too large (at most 16 KiB)'
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? 'the request did not arrive in time'
+            : 'malformed HTTP request';
+      const body = JSON.stringify(errorBody(new GpuxError('invalid_request', message)));
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
+    },
   });
 
   app.setNotFoundHandler((request, reply) => {
