@@ -265,16 +265,7 @@ export class OrderBook implements Book {
       }
       if (!full && got === need) break;
     }
-    return {
-      fills,
-      estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
-      bestAsk: this.asks.best()?.price ?? null,
-      worstFillPrice: worst,
-      totalAvailable: total * GPUS_PER_NODE,
-      sufficientLiquidity: got === need,
-      missingGpus: (need - got) * GPUS_PER_NODE,
-      computeCostCents: costPerHour * query.durationHours,
-    };
+    return this.estimateOf(fills, costPerHour, got, need, worst, total, query.durationHours);
   }
 
   /**
@@ -324,6 +315,19 @@ export class OrderBook implements Book {
       else fills.push({ price: p, gpus: take * GPUS_PER_NODE });
     }
     plan.len = 0;
+    return this.estimateOf(fills, costPerHour, got, need, worst, total, query.durationHours);
+  }
+
+  /** An estimate from its fills and sums (estimateWalk, estimateWithAon). */
+  private estimateOf(
+    fills: { price: Cents; gpus: number }[],
+    costPerHour: number,
+    got: number,
+    need: number,
+    worst: Cents | null,
+    total: number,
+    durationHours: number,
+  ): Estimate {
     return {
       fills,
       estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
@@ -332,7 +336,7 @@ export class OrderBook implements Book {
       totalAvailable: total * GPUS_PER_NODE,
       sufficientLiquidity: got === need,
       missingGpus: (need - got) * GPUS_PER_NODE,
-      computeCostCents: costPerHour * query.durationHours,
+      computeCostCents: costPerHour * durationHours,
     };
   }
 
