@@ -398,17 +398,14 @@ export class BookState {
     let sellerAccountId: string;
     let nodes: { id: string; hostname: string }[];
     let sourceLeaseId: string | null = null;
-    const resold = group.clusterId.startsWith('lse_')
-      ? this.leases.get(group.clusterId)
-      : undefined;
-    if (group.clusterId.startsWith('lse_')) {
-      // A resale sells the whole live lease (D27): it is all-or-nothing in the
-      // engine and cancelled when its lease ends, so anything else is a bug.
-      if (resold === undefined || group.nodes !== resold.nodes.length) {
-        throw new Error(
-          `resale of ${group.clusterId} filled ${group.nodes} nodes; the lease has ${resold?.nodes.length ?? 'none'} live`,
-        );
-      }
+    const isResale = group.clusterId.startsWith('lse_');
+    const resold = isResale ? this.leases.get(group.clusterId) : undefined;
+    // A resale sells the whole live lease (D27): it is all-or-nothing in the
+    // engine and cancelled when its lease ends, so anything else is a bug.
+    if (isResale && (resold === undefined || group.nodes !== resold.nodes.length)) {
+      throw new Error(
+        `resale of ${group.clusterId} filled ${group.nodes} nodes; the lease has ${resold?.nodes.length ?? 'none'} live`,
+      );
     }
     if (resold !== undefined) {
       // D27: the buyer takes over the resold lease's nodes from now on.

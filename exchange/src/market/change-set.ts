@@ -1,8 +1,8 @@
 // What one batch of a book's commands changed, written to PostgreSQL as ONE
 // statement: data-modifying CTEs, one per table, each row set passed as one
 // JSON parameter (jsonb_populate_recordset). One statement is one
-// transaction (autocommit): all of it or none of it is written; the foreign
-// keys and the ledger's balance trigger (deferred) are checked at its end.
+// transaction (autocommit): all of it or none of it is written, and the
+// ledger's balance trigger checks it (migration 0006, docs/persistence.md).
 // One round trip whatever the batch size; only the tables with rows are in
 // the statement, and each of its few texts stays prepared on each connection.
 

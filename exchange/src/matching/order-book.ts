@@ -820,6 +820,16 @@ export class OrderBook implements Book {
       this.shortTotal = got + own;
       return -1;
     }
+    this.commitStep(b, s, start);
+    return fromS;
+  }
+
+  /**
+   * Book plan entries [start, plan.len) as bid b's step of the sell walk:
+   * the resting asks they take are marked planned (s is not in the book).
+   */
+  private commitStep(b: OrderRec, s: OrderRec, start: number): void {
+    const plan = this.plan;
     for (let i = start; i < plan.len; i++) {
       const a = plan.order(i);
       if (a !== s) {
@@ -829,7 +839,6 @@ export class OrderBook implements Book {
     }
     this.stepBuy.push(b);
     this.stepEnd.push(plan.len);
-    return fromS;
   }
 
   /**
@@ -890,16 +899,8 @@ export class OrderBook implements Book {
     const start = plan.len;
     planner.planTo(need, plan);
     let fromS = 0;
-    for (let i = start; i < plan.len; i++) {
-      const a = plan.order(i);
-      if (a === s) fromS = plan.nodesAt(i);
-      else {
-        if (a.planned === 0) this.touched.push(a);
-        a.planned += plan.nodesAt(i);
-      }
-    }
-    this.stepBuy.push(b);
-    this.stepEnd.push(plan.len);
+    for (let i = start; i < plan.len; i++) if (plan.order(i) === s) fromS = plan.nodesAt(i);
+    this.commitStep(b, s, start);
     return fromS;
   }
 
