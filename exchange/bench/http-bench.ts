@@ -10,7 +10,7 @@
 // PostgreSQL admin database, as for the tests). Method: docs/benchmarks.md.
 // The last line is the summary, in a fixed form other tools may parse.
 
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +19,7 @@ import { GPUS_PER_NODE } from '@gpux/shared';
 import { Pool } from 'undici';
 
 import { summarizeProfile } from './cpu-profile.js';
+import { LeanHttpClient } from './http-client.js';
 import {
   BenchExchange,
   buildExchange,
@@ -222,14 +223,24 @@ interface Snapshot {
 
 class Driver {
   private readonly estimate = new BookEstimate();
+  private readonly buyerHeads: readonly string[];
+  private readonly providerHeads: readonly string[];
 
   constructor(
-    private readonly pool: Pool,
+    private readonly client: LeanHttpClient,
     private readonly s: Schedule,
-    private readonly parties: Parties,
+    parties: Parties,
     private readonly exchangePid: number | undefined,
     private readonly probe: PgProbe,
-  ) {}
+  ) {
+    this.parties = parties;
+    const head = (h: Readonly<Record<string, string>>): string =>
+      client.head('POST', '/v1/orders', h);
+    this.buyerHeads = parties.buyerHeaders.map(head);
+    this.providerHeads = parties.providerHeaders.map(head);
+  }
+
+  private readonly parties: Parties;
 
   /** The body of order i; decides at send time whether a market-eligible buy goes at market. */
   private bodyOf(i: number): { body: string; market: boolean } {
@@ -300,22 +311,15 @@ class Driver {
         if (market) marketBuys++;
         const buy = this.s.side[i] === BUY;
         const book = this.s.book[i] ?? 0;
-        const headers =
-          (buy ? this.parties.buyerHeaders : this.parties.providerHeaders)[this.s.party[i] ?? 0] ??
-          {};
+        const head = (buy ? this.buyerHeads : this.providerHeads)[this.s.party[i] ?? 0] ?? '';
         lagNs[k] = (performance.now() - due) * 1e6;
         let status = 0;
         let text = '';
         let failure = '';
         try {
-          const res = await this.pool.request({
-            path: '/v1/orders',
-            method: 'POST',
-            headers,
-            body,
-          });
-          status = res.statusCode;
-          text = await res.body.text();
+          const res = await this.client.request(head, body);
+          status = res.status;
+          text = res.body;
         } catch (err) {
           failure = `transport ${(err as { code?: string }).code ?? (err as Error).name}`;
         }
@@ -603,13 +607,21 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
 
   const profDir = opt.cpuProf ? mkdtempSync(join(os.tmpdir(), 'gpux-bench-prof-')) : undefined;
   let logLines = 0;
+  // Every line the exchange prints, to a file (e.g. with --trace-gc).
+  const logFile = process.env['BENCH_EXCHANGE_LOG'] ?? undefined;
   let pool: Pool | undefined;
+  let client: LeanHttpClient | undefined;
   let probe: PgProbe | undefined;
   try {
     const t0 = performance.now();
     const url = await exchange.start({
-      nodeArgs: profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
+      nodeArgs: [
+        ...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),
+        // Extra flags for the exchange's node, e.g. --trace-gc (docs/benchmarks.md).
+        ...(process.env['BENCH_EXCHANGE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
+      ],
       onLog: (line) => {
+        if (logFile !== undefined) appendFileSync(logFile, `${line}\n`);
         logLines++;
         if (logLines <= 10) console.log(`  exchange| ${line}`);
         else if (logLines === 11) console.log('  exchange| (more log lines not shown)');
@@ -637,7 +649,10 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     );
 
     probe = await PgProbe.open(exchange.databaseUrl, exchange.dbName);
-    const driver = new Driver(pool, schedule, parties, exchange.pid, probe);
+    // The load itself goes through the lean client (http-client.ts); undici only onboards.
+    client = new LeanHttpClient(url, opt.connections);
+    await client.open();
+    const driver = new Driver(client, schedule, parties, exchange.pid, probe);
     const loadStartUs = Number(process.hrtime.bigint() / 1000n);
     const results: PhaseResult[] = [];
     for (const phase of schedule.phases) {
@@ -661,6 +676,8 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     if (logLines > 0)
       console.log(`${pad('')}the exchange logged ${logLines} lines at warn or above`);
 
+    client.close();
+    client = undefined;
     await pool.close();
     pool = undefined;
     await probe.close();
@@ -689,6 +706,7 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     console.error('bench: failed:', err);
     process.exitCode = 1;
   } finally {
+    client?.close();
     await pool?.destroy().catch(() => undefined);
     await probe?.close();
     await exchange.stop();
