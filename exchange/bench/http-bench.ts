@@ -378,6 +378,17 @@ class Driver {
     });
 
     const cpu1 = await this.snapshot();
+    const dump = process.env['BENCH_HTTP_DUMP'];
+    if (dump !== undefined && dump !== '') {
+      // One line per request: wall-clock send time (ms), latency (ms), book, side.
+      const wall0 = Date.now() - performance.now();
+      let out = '';
+      for (let k = 0; k < n; k++) {
+        const i = phase.first + k;
+        out += `${phase.rate} ${(wall0 + start + k * interval).toFixed(1)} ${((latNs[k] ?? 0) / 1e6).toFixed(2)} ${this.s.book[i] ?? 0} ${this.s.side[i] === BUY ? 'b' : 's'}\n`;
+      }
+      appendFileSync(dump, out);
+    }
     const wallMs = cpu1.wall - cpu0.wall;
     const pct = (a: number | undefined, b: number | undefined): number | undefined =>
       a === undefined || b === undefined ? undefined : ((b - a) / wallMs) * 100;

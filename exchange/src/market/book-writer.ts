@@ -5,11 +5,20 @@
 // answers the callers. While one batch commits the next one queues, so under
 // load several orders share a commit (group commit) and a book's latency
 // stays near one round of transactions.
-// Books never wait on each other: each has its own writer and connection.
 //
-// If a commit fails, none of the batch was acknowledged, and the in-memory
-// book is ahead of the database: the writer rebuilds its state from
-// PostgreSQL before running anything else.
+// Books never wait on each other. A book with commands and no batch in
+// flight is "ready"; the market's CommitGroup takes every book that is ready
+// in the same turn of the event loop and writes their batches in ONE
+// statement (each book's batch still runs on its own book only). A book that
+// becomes ready while another book's commit is in flight does not wait for
+// it: it goes in the next group, on another connection, at once. Under load
+// the books fall into step and share commits, which divides PostgreSQL's
+// fixed cost per transaction (round trip, commit, the ledger's statement
+// trigger) among them (docs/persistence.md).
+//
+// If a commit fails, none of its batches was acknowledged, and the in-memory
+// books are ahead of the database: each writer in the group rebuilds its
+// state from PostgreSQL before running anything else.
 
 import { GpuxError } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
@@ -32,28 +41,80 @@ interface Queued {
   readonly reject: (err: unknown) => void;
 }
 
-/** At most this many commands share one transaction. */
+/** At most this many commands of one book share one transaction. */
 const MAX_BATCH = 256;
+
+/** A book's batch, run on its state and waiting for its commit. */
+interface RanBatch {
+  readonly writer: BookWriter;
+  /** What to write; undefined when a command failed and the batch is lost. */
+  readonly changes: ChangeSet | undefined;
+  settle(commitError: unknown): Promise<void>;
+}
+
+/**
+ * Writes the batches of the books that are ready in the same turn of the
+ * event loop as one statement (see the top of this file).
+ */
+export class CommitGroup {
+  private ready: BookWriter[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database) {}
+
+  /** `writer` has commands and no batch in flight. */
+  wake(writer: BookWriter): void {
+    this.ready.push(writer);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // On the next turn of the event loop, so the commands of every request
+    // read in this one (and every book woken meanwhile) share the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      const writers = this.ready;
+      this.ready = [];
+      void this.commit(writers.map((w) => w.runBatch()));
+    });
+  }
+
+  private async commit(group: readonly RanBatch[]): Promise<void> {
+    const merged = ChangeSet.merge(
+      group.flatMap((b) => (b.changes === undefined ? [] : [b.changes])),
+    );
+    let error: unknown;
+    if (!merged.empty) {
+      try {
+        await merged.write(this.db);
+      } catch (err) {
+        error = err;
+      }
+    }
+    await Promise.all(group.map((b) => b.settle(error)));
+  }
+}
 
 export class BookWriter {
   private queue: Queued[] = [];
-  private running = false;
+  /** Waiting in the group's ready list, or a batch in flight. */
+  private busy = false;
   private closed = false;
-  private idle: Promise<void> = Promise.resolve();
+  private whenIdle: (() => void) | undefined;
 
   private constructor(
     private readonly db: Database,
+    private readonly group: CommitGroup,
     private state: BookState,
     private readonly options: BookStateOptions,
   ) {}
 
   static async open(
     db: Database,
+    group: CommitGroup,
     gpuType: GpuType,
     zone: Zone,
     options: BookStateOptions,
   ): Promise<BookWriter> {
-    return new BookWriter(db, await loadBook(db, gpuType, zone, options), options);
+    return new BookWriter(db, group, await loadBook(db, gpuType, zone, options), options);
   }
 
   get gpuType(): GpuType {
@@ -78,11 +139,9 @@ export class BookWriter {
       return Promise.reject(new GpuxError('internal_error', 'the exchange is shutting down'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: command, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) {
-        // Start on the next turn of the event loop, so the commands of every
-        // request read in this one share the batch.
-        this.running = true;
-        this.idle = new Promise<void>((done) => setImmediate(done)).then(() => this.drain());
+      if (!this.busy) {
+        this.busy = true;
+        this.group.wake(this);
       }
     });
   }
@@ -98,22 +157,15 @@ export class BookWriter {
   /** Finish what is queued and refuse new commands. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.idle;
+    if (!this.busy) return;
+    await new Promise<void>((resolve) => {
+      this.whenIdle = resolve;
+    });
   }
 
-  private async drain(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        await this.runBatch(batch);
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async runBatch(batch: Queued[]): Promise<void> {
+  /** Runs the next batch on the state (the CommitGroup commits it). */
+  runBatch(): RanBatch {
+    const batch = this.queue.splice(0, MAX_BATCH);
     const changes = new ChangeSet();
     const results: { ok: boolean; value: unknown }[] = [];
     let broken: unknown;
@@ -134,25 +186,32 @@ export class BookWriter {
         }
       }
     }
-    if (broken === undefined && !changes.empty) {
-      try {
-        await changes.write(this.db);
-      } catch (err) {
-        broken = err;
-      }
-    }
-    if (broken !== undefined) {
-      // Rebuild first, so nobody who hears of the failure can still read the lost state.
-      await this.rebuild();
-      for (const q of batch) q.reject(broken);
-      return;
-    }
-    batch.forEach((q, i) => {
-      const r = results[i];
-      if (r === undefined) return;
-      if (r.ok) q.resolve(r.value);
-      else q.reject(r.value);
-    });
+    return {
+      writer: this,
+      changes: broken === undefined ? changes : undefined,
+      settle: async (commitError: unknown): Promise<void> => {
+        // A batch that changed nothing is not hurt by another book's failed commit.
+        const failure = broken ?? (changes.empty ? undefined : commitError);
+        if (failure !== undefined) {
+          // Rebuild first, so nobody who hears of the failure can still read the lost state.
+          await this.rebuild();
+          for (const q of batch) q.reject(failure);
+        } else {
+          batch.forEach((q, i) => {
+            const r = results[i];
+            if (r === undefined) return;
+            if (r.ok) q.resolve(r.value);
+            else q.reject(r.value);
+          });
+        }
+        if (this.queue.length > 0) this.group.wake(this);
+        else {
+          this.busy = false;
+          this.whenIdle?.();
+          this.whenIdle = undefined;
+        }
+      },
+    };
   }
 
   private async rebuild(): Promise<void> {

@@ -79,6 +79,21 @@ export class ChangeSet {
     );
   }
 
+  /** One change set with the rows of all of `sets` (books' batches committed together). */
+  static merge(sets: readonly ChangeSet[]): ChangeSet {
+    if (sets.length === 1 && sets[0] !== undefined) return sets[0];
+    const all = new ChangeSet();
+    for (const s of sets) {
+      for (const [id, r] of s.orders) all.orders.set(id, r);
+      for (const [id, r] of s.leases) all.leases.set(id, r);
+      all.leaseNodes.push(...s.leaseNodes);
+      all.fills.push(...s.fills);
+      all.ledger.push(...s.ledger);
+      all.outbox.push(...s.outbox);
+    }
+    return all;
+  }
+
   order(r: OrderRow): void {
     this.orders.set(r.id, r);
   }

@@ -11,7 +11,7 @@ import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Database } from '../db/database.js';
 import type { BookStateOptions } from './book-state.js';
-import { BookWriter } from './book-writer.js';
+import { BookWriter, CommitGroup } from './book-writer.js';
 
 export interface Clock {
   now(): number;
@@ -43,9 +43,10 @@ export class Market {
   static async open(db: Database, options: Partial<MarketOptions> = {}): Promise<Market> {
     const o = { ...DEFAULT_MARKET_OPTIONS, ...options };
     const writers = new Map<string, BookWriter>();
+    const group = new CommitGroup(db);
     for (const gpuType of GPU_TYPES) {
       for (const zone of ZONES) {
-        writers.set(`${gpuType}/${zone}`, await BookWriter.open(db, gpuType, zone, o));
+        writers.set(`${gpuType}/${zone}`, await BookWriter.open(db, group, gpuType, zone, o));
       }
     }
     const market = new Market(writers, o.clock);
