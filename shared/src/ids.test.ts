@@ -39,6 +39,22 @@ describe('newId', () => {
     expect(idTime(gen('tok_'))).toBe(1);
   });
 
+  it('writes the 80 random bits big-endian in base 32, carrying between their halves', () => {
+    // Reference: the bytes as one 80-bit number, in Crockford base 32.
+    const base32 = (v: bigint): string => {
+      let out = '';
+      for (let i = 0; i < 16; i++, v >>= 5n)
+        out = '0123456789abcdefghjkmnpqrstvwxyz'[Number(v & 31n)] + out;
+      return out;
+    };
+    const bytes = [1, 35, 69, 103, 137, 255, 255, 255, 255, 200];
+    const gen = createIdGenerator({ now: () => 0, randomBytes: () => Uint8Array.from(bytes) });
+    const value = bytes.reduce((v, b) => (v << 8n) | BigInt(b), 0n);
+    expect(gen('trd_').slice(14)).toBe(base32(value));
+    // The low half is 2^40 − 56: within 300 ids it carries into the high half.
+    for (let k = 1n; k <= 300n; k++) expect(gen('trd_').slice(14)).toBe(base32(value + k));
+  });
+
   it('sorts by time across milliseconds', () => {
     let t = 1000;
     const gen = createIdGenerator({ now: () => (t += 7) });

@@ -2,7 +2,7 @@
 // (10 characters of millisecond time, 16 of randomness, Crockford base32,
 // lower case). Ids made in the same process sort in creation order.
 
-import { randomBytes as nodeRandomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 export const ID_PREFIXES = {
   order: 'ord_',
@@ -22,9 +22,11 @@ export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_CHARS = 10;
-const RANDOM_CHARS = 16;
-const RANDOM_BITS = 80n;
 const MAX_TIME = 2 ** 48 - 1;
+// The 80 random bits are kept as two 40-bit halves: plain numbers, exact
+// (40 < 53 bits), so making an id needs no BigInt.
+const HALF = 2 ** 40;
+const HALF_CHARS = 8;
 // The first time character carries only 3 of its 5 bits (48 = 10 × 5 − 2).
 const BODY = /^[0-7][0-9a-hjkmnp-tv-z]{25}$/;
 
@@ -36,48 +38,75 @@ export interface IdGeneratorOptions {
 export type IdGenerator = (prefix: IdPrefix) => string;
 
 /**
+ * Random bytes drawn from the system's CSPRNG a page at a time: one call
+ * into it per 409 ids instead of one per id.
+ */
+function pooledRandomBytes(): (size: number) => Uint8Array {
+  const pool = new Uint8Array(4096);
+  let used = pool.length;
+  return (size) => {
+    if (used + size > pool.length) {
+      randomFillSync(pool);
+      used = 0;
+    }
+    used += size;
+    return pool.subarray(used - size, used);
+  };
+}
+
+/**
  * Within one millisecond (or if the clock steps back) the random part of the
  * previous id is incremented, so ids stay strictly increasing.
  */
 export function createIdGenerator(options: IdGeneratorOptions = {}): IdGenerator {
   const now = options.now ?? Date.now;
-  const randomBytes = options.randomBytes ?? nodeRandomBytes;
+  const randomBytes = options.randomBytes ?? pooledRandomBytes();
   let lastTime = -1;
-  let lastRandom = 0n;
+  let hi = 0;
+  let lo = 0;
+
+  const fresh = (): void => {
+    const b = randomBytes(10);
+    hi =
+      (((b[0] ?? 0) * 256 + (b[1] ?? 0)) * 256 + (b[2] ?? 0)) * 65536 +
+      (b[3] ?? 0) * 256 +
+      (b[4] ?? 0);
+    lo =
+      (((b[5] ?? 0) * 256 + (b[6] ?? 0)) * 256 + (b[7] ?? 0)) * 65536 +
+      (b[8] ?? 0) * 256 +
+      (b[9] ?? 0);
+  };
 
   return (prefix) => {
     let time = Math.max(now(), lastTime);
-    let random: bigint;
     if (time === lastTime) {
-      random = lastRandom + 1n;
-      if (random >> RANDOM_BITS !== 0n) {
-        // 2^80 ids in one millisecond: borrow the next one rather than repeat.
-        time += 1;
-        random = fresh(randomBytes);
+      lo += 1;
+      if (lo === HALF) {
+        lo = 0;
+        hi += 1;
+        if (hi === HALF) {
+          // 2^80 ids in one millisecond: borrow the next one rather than repeat.
+          time += 1;
+          fresh();
+        }
       }
     } else {
-      random = fresh(randomBytes);
+      fresh();
     }
     if (!Number.isSafeInteger(time) || time < 0 || time > MAX_TIME) {
       throw new RangeError(`clock value ${time} out of range for an id`);
     }
     lastTime = time;
-    lastRandom = random;
-    return prefix + encode(BigInt(time), TIME_CHARS) + encode(random, RANDOM_CHARS);
+    return prefix + encode(time, TIME_CHARS) + encode(hi, HALF_CHARS) + encode(lo, HALF_CHARS);
   };
 }
 
-function fresh(randomBytes: (size: number) => Uint8Array): bigint {
-  let value = 0n;
-  for (const byte of randomBytes(10)) value = (value << 8n) | BigInt(byte);
-  return value;
-}
-
-function encode(value: bigint, length: number): string {
+/** `length` base-32 characters of a whole number below 2^53. */
+function encode(value: number, length: number): string {
   let out = '';
   for (let i = 0; i < length; i++) {
-    out = ALPHABET.charAt(Number(value & 31n)) + out;
-    value >>= 5n;
+    out = ALPHABET.charAt(value % 32) + out;
+    value = Math.floor(value / 32);
   }
   return out;
 }
