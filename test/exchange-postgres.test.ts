@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 import pg from 'pg';
+import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
@@ -32,7 +33,7 @@ async function admin(sql: string): Promise<void> {
 }
 
 async function startExchange(): Promise<void> {
-  const proc = spawn(process.execPath, [MAIN], {
+  const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',

@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
@@ -39,7 +40,7 @@ async function waitForOutput(pattern: RegExp): Promise<void> {
 }
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [MAIN], {
+  child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
     // The embedded default (D34): PGlite in a folder of its own.
     env: {
       ...process.env,

@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Pool } from 'undici';
 
+import { EXCHANGE_NODE_FLAGS } from '../src/node-flags.js';
+
 /** The repository root (this file is exchange/bench/). */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -76,7 +78,8 @@ export class BenchExchange {
       this.dbCreated = true;
       return r.rows[0]?.server_version ?? '?';
     });
-    const child = spawn(process.execPath, [...options.nodeArgs, MAIN], {
+    // As deployed: the exchange's own node flags (node-flags.ts), then the bench's.
+    const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, ...options.nodeArgs, MAIN], {
       cwd: ROOT,
       env: {
         ...process.env,

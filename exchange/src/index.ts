@@ -19,3 +19,4 @@ export type {
   PlaceResult,
   RejectCode,
 } from './matching/index.js';
+export { EXCHANGE_NODE_FLAGS } from './node-flags.js';

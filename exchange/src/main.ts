@@ -15,6 +15,7 @@ import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { Market } from './market/market.js';
+import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
 
 function readConfig(): Config {
   try {
@@ -41,6 +42,12 @@ async function openDatabase(config: Config): Promise<Database> {
 }
 
 const config = readConfig();
+const missingFlags = EXCHANGE_NODE_FLAGS.filter((f) => !process.execArgv.includes(f));
+if (missingFlags.length > 0) {
+  console.log(
+    `note: node runs without ${missingFlags.join(' ')}, which npm start uses (exchange/src/node-flags.ts says why)`,
+  );
+}
 const db = await openDatabase(config);
 const applied = await migrate(db);
 console.log(
