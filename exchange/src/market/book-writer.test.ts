@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Database } from '../db/database.js';
+import type { Command } from './book-writer.js';
 import { ChangeSet, WRITE_BATCH_MARK } from './change-set.js';
 import { migrate } from '../db/migrate.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
@@ -17,6 +18,10 @@ import type { TestExchange } from './testing/test-exchange.js';
 let fresh: FreshDatabase;
 let failNext = false;
 let ex: TestExchange;
+/** Batch statements written so far. */
+let batchWrites = 0;
+/** While set, batch statements wait for it before they run. */
+let gate: Promise<void> | undefined;
 
 /**
  * The test database, whose next batch write fails at commit time when asked:
@@ -25,8 +30,12 @@ let ex: TestExchange;
 function flaky(db: Database): Database {
   return {
     kind: db.kind,
-    query: (sql, params, options) => {
-      if (!failNext || !sql.startsWith(WRITE_BATCH_MARK)) return db.query(sql, params, options);
+    query: async (sql, params, options) => {
+      if (!sql.startsWith(WRITE_BATCH_MARK)) return db.query(sql, params, options);
+      batchWrites++;
+      const held = gate;
+      if (held !== undefined) await held;
+      if (!failNext) return db.query(sql, params, options);
       failNext = false;
       return db.transaction(async (tx) => {
         await tx.query(sql, params);
@@ -92,6 +101,92 @@ describe('BookWriter', () => {
     } finally {
       await again.close();
     }
+  });
+
+  const buy = (zone: string, price: number): Record<string, unknown> => ({
+    side: 'buy',
+    gpu_type: 'h200',
+    zone,
+    gpu_count: 8,
+    duration_hours: 10,
+    limit_price: price,
+  });
+
+  /** A command that writes one outbox row (what it writes does not matter here). */
+  const writes =
+    (tag: string): Command<string> =>
+    (_state, changes) => {
+      changes.outbox.push({
+        event_id: `evt_${tag}`,
+        subject: 'gpux.test',
+        payload: {},
+        created_ms: 0,
+      });
+      return tag;
+    };
+  const outboxHas = async (tag: string): Promise<boolean> =>
+    (await ex.db.query('SELECT 1 FROM outbox WHERE event_id = $1', [`evt_${tag}`])).length === 1;
+
+  it('books ready in the same turn share one commit', async () => {
+    const before = batchWrites;
+    const west = ex.market.writer('h200', 'us-west-1');
+    const east = ex.market.writer('h200', 'us-east-1');
+    expect(await Promise.all([west.submit(writes('g1')), east.submit(writes('g2'))])).toEqual([
+      'g1',
+      'g2',
+    ]);
+    expect(batchWrites - before).toBe(1);
+    expect([await outboxHas('g1'), await outboxHas('g2')]).toEqual([true, true]);
+  });
+
+  it("a book does not wait for another book's commit", async () => {
+    const who = await ex.account('unblocked');
+    let open: () => void = () => undefined;
+    gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    // West's commit is held at the database; east's order still completes.
+    const west = ex.call('POST', '/v1/orders', who.token, buy('us-west-1', 2.01));
+    await new Promise((r) => setTimeout(r, 20));
+    gate = undefined;
+    const east = await ex.call('POST', '/v1/orders', who.token, buy('us-east-1', 2.01));
+    expect(east.status).toBe(200);
+    let westDone = false;
+    void west.then(() => (westDone = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(westDone).toBe(false);
+    open();
+    expect((await west).status).toBe(200);
+  });
+
+  it('a shared commit that fails fails every book in it, and each rebuilds from the database', async () => {
+    const west = ex.market.writer('h200', 'us-west-1');
+    const east = ex.market.writer('h200', 'us-east-1');
+    const [westState, eastState] = [west.view, east.view];
+    failNext = true;
+    const results = await Promise.allSettled([
+      west.submit(writes('f1')),
+      east.submit(writes('f2')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect([await outboxHas('f1'), await outboxHas('f2')]).toEqual([false, false]);
+    // Rebuilt: each writer's state is a new one, loaded from PostgreSQL.
+    expect(west.view).not.toBe(westState);
+    expect(east.view).not.toBe(eastState);
+  });
+
+  it("a book whose batch changed nothing is not failed by another book's commit", async () => {
+    const west = ex.market.writer('h200', 'us-west-1');
+    const east = ex.market.writer('h200', 'us-east-1');
+    const eastState = east.view;
+    failNext = true;
+    const [failed, untouched] = await Promise.allSettled([
+      west.submit(writes('b1')),
+      east.submit(() => 'read only'),
+    ]);
+    expect(failed.status).toBe('rejected');
+    expect(untouched).toEqual({ status: 'fulfilled', value: 'read only' });
+    expect(east.view).toBe(eastState);
   });
 
   it('writes a batch as one statement: a row that fails its check leaves none of the batch behind', async () => {
