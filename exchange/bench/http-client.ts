@@ -28,6 +28,7 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 const CONNECTION_CLOSE = /\r\nconnection:[ \t]*close/i;
 const CHUNKED = /\r\ntransfer-encoding:/i;
+const RECONNECT_DELAY_MS = 100;
 
 class TransportError extends Error {
   constructor(
@@ -117,11 +118,15 @@ class Connection {
     this.buf = undefined;
     this.fail(new TransportError('ECONNRESET', 'the server closed the connection'));
     if (this.closing) return;
-    // Reconnect, so one closed connection does not shrink the pool for good.
-    this.connect().then(
-      () => this.onIdle(this),
-      () => undefined,
-    );
+    // Reconnect, so one closed connection does not shrink the pool for good;
+    // after a pause, so a server that is gone is not hammered with connects.
+    setTimeout(() => {
+      if (this.closing) return;
+      this.connect().then(
+        () => this.onIdle(this),
+        () => undefined,
+      );
+    }, RECONNECT_DELAY_MS).unref();
   }
 
   private fail(err: Error): void {
@@ -144,8 +149,9 @@ export class LeanHttpClient {
   ) {
     const u = new URL(url);
     this.hostHeader = u.host;
+    const port = u.port === '' ? 80 : Number(u.port);
     for (let i = 0; i < connections; i++) {
-      this.all.push(new Connection(u.hostname, Number(u.port), (c) => this.onIdle(c)));
+      this.all.push(new Connection(u.hostname, port, (c) => this.onIdle(c)));
     }
   }
 
@@ -179,8 +185,13 @@ export class LeanHttpClient {
     });
   }
 
+  /** Closes every connection; requests still waiting for one fail. */
   close(): void {
     for (const c of this.all) c.close();
+    const left = this.waiting.splice(this.waitingHead);
+    this.waiting.length = 0;
+    this.waitingHead = 0;
+    for (const job of left) job.reject(new TransportError('ECLOSED', 'the client was closed'));
   }
 
   private onIdle(c: Connection): void {

@@ -55,6 +55,20 @@ describe('newId', () => {
     for (let k = 1n; k <= 300n; k++) expect(gen('trd_').slice(14)).toBe(base32(value + k));
   });
 
+  it('keeps nothing from a call whose clock is out of range', () => {
+    const times = [5, Number.NaN, 5];
+    let i = 0;
+    // High random bytes first, then low ones: a kept draw would sort before the first id.
+    let draws = 0;
+    const gen = createIdGenerator({
+      now: () => times[i++] ?? 5,
+      randomBytes: (n) => new Uint8Array(n).fill(draws++ === 0 ? 200 : 0),
+    });
+    const first = gen('ord_');
+    expect(() => gen('ord_')).toThrow(RangeError);
+    expect(gen('ord_') > first).toBe(true);
+  });
+
   it('sorts by time across milliseconds', () => {
     let t = 1000;
     const gen = createIdGenerator({ now: () => (t += 7) });

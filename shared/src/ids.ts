@@ -65,38 +65,41 @@ export function createIdGenerator(options: IdGeneratorOptions = {}): IdGenerator
   let hi = 0;
   let lo = 0;
 
-  const fresh = (): void => {
+  /** Ten fresh random bytes as the two halves. */
+  const fresh = (): [number, number] => {
     const b = randomBytes(10);
-    hi =
-      (((b[0] ?? 0) * 256 + (b[1] ?? 0)) * 256 + (b[2] ?? 0)) * 65536 +
-      (b[3] ?? 0) * 256 +
-      (b[4] ?? 0);
-    lo =
-      (((b[5] ?? 0) * 256 + (b[6] ?? 0)) * 256 + (b[7] ?? 0)) * 65536 +
-      (b[8] ?? 0) * 256 +
-      (b[9] ?? 0);
+    const byte = (i: number): number => b[i] ?? 0;
+    return [
+      ((byte(0) * 256 + byte(1)) * 256 + byte(2)) * 65536 + byte(3) * 256 + byte(4),
+      ((byte(5) * 256 + byte(6)) * 256 + byte(7)) * 65536 + byte(8) * 256 + byte(9),
+    ];
   };
 
   return (prefix) => {
     let time = Math.max(now(), lastTime);
+    let nextHi = hi;
+    let nextLo = lo;
     if (time === lastTime) {
-      lo += 1;
-      if (lo === HALF) {
-        lo = 0;
-        hi += 1;
-        if (hi === HALF) {
+      nextLo += 1;
+      if (nextLo === HALF) {
+        nextLo = 0;
+        nextHi += 1;
+        if (nextHi === HALF) {
           // 2^80 ids in one millisecond: borrow the next one rather than repeat.
           time += 1;
-          fresh();
+          [nextHi, nextLo] = fresh();
         }
       }
     } else {
-      fresh();
+      [nextHi, nextLo] = fresh();
     }
+    // Nothing is kept from a call that fails, so the next id still sorts after the last.
     if (!Number.isSafeInteger(time) || time < 0 || time > MAX_TIME) {
       throw new RangeError(`clock value ${time} out of range for an id`);
     }
     lastTime = time;
+    hi = nextHi;
+    lo = nextLo;
     return prefix + encode(time, TIME_CHARS) + encode(hi, HALF_CHARS) + encode(lo, HALF_CHARS);
   };
 }

@@ -175,6 +175,24 @@ describe('BookWriter', () => {
     expect(east.view).not.toBe(eastState);
   });
 
+  it('a batch whose command throws (even null) is lost whole and rebuilt; the other books commit', async () => {
+    const west = ex.market.writer('h200', 'us-west-1');
+    const east = ex.market.writer('h200', 'us-east-1');
+    const westState = west.view;
+    const results = await Promise.allSettled([
+      west.submit(writes('t1')),
+      west.submit(() => {
+        // Not a clean refusal: the state may be half-changed.
+        // eslint-disable-next-line @typescript-eslint/only-throw-error
+        throw null;
+      }),
+      east.submit(writes('t2')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+    expect([await outboxHas('t1'), await outboxHas('t2')]).toEqual([false, true]);
+    expect(west.view).not.toBe(westState);
+  });
+
   it("a book whose batch changed nothing is not failed by another book's commit", async () => {
     const west = ex.market.writer('h200', 'us-west-1');
     const east = ex.market.writer('h200', 'us-east-1');

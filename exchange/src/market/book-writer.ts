@@ -49,7 +49,13 @@ interface RanBatch {
   readonly writer: BookWriter;
   /** What to write; undefined when a command failed and the batch is lost. */
   readonly changes: ChangeSet | undefined;
-  settle(commitError: unknown): Promise<void>;
+  /** Answers the batch's callers; `commitFailure`: its commit failed. */
+  settle(commitFailure: Failure | undefined): Promise<void>;
+}
+
+/** Why something failed, boxed so that a thrown `undefined` is a failure too. */
+interface Failure {
+  readonly error: unknown;
 }
 
 /**
@@ -78,18 +84,22 @@ export class CommitGroup {
   }
 
   private async commit(group: readonly RanBatch[]): Promise<void> {
+    // A batch that broke is not written: it rebuilds at once, without
+    // waiting for the others' commit.
+    const lost = group.filter((b) => b.changes === undefined).map((b) => b.settle(undefined));
+    const written = group.filter((b) => b.changes !== undefined);
     const merged = ChangeSet.merge(
-      group.flatMap((b) => (b.changes === undefined ? [] : [b.changes])),
+      written.flatMap((b) => (b.changes === undefined ? [] : [b.changes])),
     );
-    let error: unknown;
+    let failure: Failure | undefined;
     if (!merged.empty) {
       try {
         await merged.write(this.db);
       } catch (err) {
-        error = err;
+        failure = { error: err };
       }
     }
-    await Promise.all(group.map((b) => b.settle(error)));
+    await Promise.all([...lost, ...written.map((b) => b.settle(failure))]);
   }
 }
 
@@ -98,7 +108,8 @@ export class BookWriter {
   /** Waiting in the group's ready list, or a batch in flight. */
   private busy = false;
   private closed = false;
-  private whenIdle: (() => void) | undefined;
+  /** While busy: resolves when the writer is next idle (for close()). */
+  private idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
   private constructor(
     private readonly db: Database,
@@ -158,9 +169,14 @@ export class BookWriter {
   async close(): Promise<void> {
     this.closed = true;
     if (!this.busy) return;
-    await new Promise<void>((resolve) => {
-      this.whenIdle = resolve;
-    });
+    if (this.idle === undefined) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.idle = { promise, resolve };
+    }
+    await this.idle.promise;
   }
 
   /** Runs the next batch on the state (the CommitGroup commits it). */
@@ -168,10 +184,11 @@ export class BookWriter {
     const batch = this.queue.splice(0, MAX_BATCH);
     const changes = new ChangeSet();
     const results: { ok: boolean; value: unknown }[] = [];
-    let broken: unknown;
+    // Boxed, so that even `throw undefined` counts as broken.
+    let broken: { readonly error: unknown } | undefined;
     for (const q of batch) {
       if (broken !== undefined) {
-        results.push({ ok: false, value: broken });
+        results.push({ ok: false, value: broken.error });
         continue;
       }
       try {
@@ -181,7 +198,7 @@ export class BookWriter {
         // else means the state may be half-changed: the batch is lost.
         if (err instanceof GpuxError) results.push({ ok: false, value: err });
         else {
-          broken = err;
+          broken = { error: err };
           results.push({ ok: false, value: err });
         }
       }
@@ -189,13 +206,13 @@ export class BookWriter {
     return {
       writer: this,
       changes: broken === undefined ? changes : undefined,
-      settle: async (commitError: unknown): Promise<void> => {
+      settle: async (commitFailure: Failure | undefined): Promise<void> => {
         // A batch that changed nothing is not hurt by another book's failed commit.
-        const failure = broken ?? (changes.empty ? undefined : commitError);
+        const failure = broken ?? (changes.empty ? undefined : commitFailure);
         if (failure !== undefined) {
           // Rebuild first, so nobody who hears of the failure can still read the lost state.
           await this.rebuild();
-          for (const q of batch) q.reject(failure);
+          for (const q of batch) q.reject(failure.error);
         } else {
           batch.forEach((q, i) => {
             const r = results[i];
@@ -207,8 +224,8 @@ export class BookWriter {
         if (this.queue.length > 0) this.group.wake(this);
         else {
           this.busy = false;
-          this.whenIdle?.();
-          this.whenIdle = undefined;
+          this.idle?.resolve();
+          this.idle = undefined;
         }
       },
     };
