@@ -46,7 +46,6 @@ const MAX_BATCH = 256;
 
 /** A book's batch, run on its state and waiting for its commit. */
 interface RanBatch {
-  readonly writer: BookWriter;
   /** What to write; undefined when a command failed and the batch is lost. */
   readonly changes: ChangeSet | undefined;
   /** Answers the batch's callers; `commitFailure`: its commit failed. */
@@ -86,11 +85,17 @@ export class CommitGroup {
   private async commit(group: readonly RanBatch[]): Promise<void> {
     // A batch that broke is not written: it rebuilds at once, without
     // waiting for the others' commit.
-    const lost = group.filter((b) => b.changes === undefined).map((b) => b.settle(undefined));
-    const written = group.filter((b) => b.changes !== undefined);
-    const merged = ChangeSet.merge(
-      written.flatMap((b) => (b.changes === undefined ? [] : [b.changes])),
-    );
+    const lost: Promise<void>[] = [];
+    const written: RanBatch[] = [];
+    const sets: ChangeSet[] = [];
+    for (const b of group) {
+      if (b.changes === undefined) lost.push(b.settle(undefined));
+      else {
+        written.push(b);
+        sets.push(b.changes);
+      }
+    }
+    const merged = ChangeSet.merge(sets);
     let failure: Failure | undefined;
     if (!merged.empty) {
       try {
@@ -204,7 +209,6 @@ export class BookWriter {
       }
     }
     return {
-      writer: this,
       changes: broken === undefined ? changes : undefined,
       settle: async (commitFailure: Failure | undefined): Promise<void> => {
         // A batch that changed nothing is not hurt by another book's failed commit.
