@@ -1,7 +1,7 @@
-// The CHECKs of the tables written for every order (migrations 0005, 0006):
-// the database's own last line of defence under the book writers. A row that
-// breaks just one rule is refused, and the rows the exchange writes (NULLs
-// where a rule does not apply) pass.
+// The CHECKs and enum types of the tables written for every order
+// (migrations 0005-0007): the database's own last line of defence under the
+// book writers. A row that breaks just one rule is refused, and the rows the
+// exchange writes (NULLs where a rule does not apply) pass.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -50,10 +50,6 @@ async function attempt(sql: string): Promise<string | undefined> {
 }
 
 const REFUSED: readonly [string, string][] = [
-  ['orders: side', "UPDATE orders SET side = 'hold'"],
-  ['orders: order_type', "UPDATE orders SET order_type = 'stop'"],
-  ['orders: gpu_type', "UPDATE orders SET gpu_type = 'a100'"],
-  ['orders: zone', "UPDATE orders SET zone = 'mars-1'"],
   ['orders: gpu_count > 0', 'UPDATE orders SET gpu_count = 0, remaining_nodes = 0'],
   ['orders: whole nodes (D5)', 'UPDATE orders SET gpu_count = 12'],
   ['orders: duration ≥ 1 h', 'UPDATE orders SET duration_hours = 0'],
@@ -61,17 +57,14 @@ const REFUSED: readonly [string, string][] = [
   ['orders: limit price > 0', 'UPDATE orders SET limit_price_cents = 0'],
   ['orders: flexible window ≥ 1 h', 'UPDATE orders SET flexible_window_hours = 0'],
   ['orders: flexible window ≤ 720 h', 'UPDATE orders SET flexible_window_hours = 721'],
-  ['orders: status', "UPDATE orders SET status = 'open'"],
   ['orders: filled ≥ 0', 'UPDATE orders SET filled_gpus = -8'],
   ['orders: cancelled ≥ 0', 'UPDATE orders SET cancelled_gpus = -8'],
   ['orders: filled + cancelled ≤ count', 'UPDATE orders SET filled_gpus = 8, cancelled_gpus = 16'],
-  ['orders: book_state', "UPDATE orders SET book_state = 'asleep'"],
   ['orders: book_state and remaining_nodes together', 'UPDATE orders SET remaining_nodes = NULL'],
   ['leases: gpu_count > 0', 'UPDATE leases SET gpu_count = 0'],
   ['leases: whole nodes', 'UPDATE leases SET gpu_count = 4'],
   ['leases: hourly_cents > 0', 'UPDATE leases SET hourly_cents = 0'],
   ['leases: ends after it starts', 'UPDATE leases SET end_ms = start_ms'],
-  ['leases: status', "UPDATE leases SET status = 'paused'"],
   ['fills: gpus > 0', 'UPDATE fills SET gpus = 0'],
   ['fills: price > 0', 'UPDATE fills SET price_cents = 0'],
   ['fills: hours ≥ 1', 'UPDATE fills SET hours = 0'],
@@ -90,9 +83,45 @@ const REFUSED: readonly [string, string][] = [
   ],
 ];
 
+/** Columns of a fixed vocabulary: enum types since migration 0007. */
+const NOT_IN_VOCABULARY: readonly [string, string][] = [
+  ['orders: side', "UPDATE orders SET side = 'hold'"],
+  ['orders: order_type', "UPDATE orders SET order_type = 'stop'"],
+  ['orders: gpu_type', "UPDATE orders SET gpu_type = 'a100'"],
+  ['orders: zone', "UPDATE orders SET zone = 'mars-1'"],
+  ['orders: status', "UPDATE orders SET status = 'open'"],
+  ['orders: book_state', "UPDATE orders SET book_state = 'asleep'"],
+  ['orders: status in another case', "UPDATE orders SET status = 'Pending'"],
+  ['leases: status', "UPDATE leases SET status = 'paused'"],
+  ['leases: gpu_type', "UPDATE leases SET gpu_type = 'a100'"],
+  ['leases: zone', "UPDATE leases SET zone = 'mars-1'"],
+  ['fills: gpu_type', "UPDATE fills SET gpu_type = 'a100'"],
+  ['fills: zone', "UPDATE fills SET zone = ''"],
+];
+
 describe('CHECKs of the tables written for every order', () => {
   it.each(REFUSED)('refuses a row that breaks one rule: %s', async (_rule, sql) => {
     expect(await attempt(sql)).toMatch(/violates check constraint/);
+  });
+
+  it.each(NOT_IN_VOCABULARY)('refuses a word outside the vocabulary: %s', async (_rule, sql) => {
+    expect(await attempt(sql)).toMatch(/invalid input value for enum gpux_/);
+  });
+
+  it('accepts every word of each vocabulary', async () => {
+    const ok = [
+      "UPDATE orders SET side = 'sell', order_type = 'market', limit_price_cents = NULL",
+      ...['h100', 'h200', 'b200', 'b300'].map((g) => `UPDATE orders SET gpu_type = '${g}'`),
+      ...['us-west-1', 'us-east-1', 'eu-west-1'].map((z) => `UPDATE fills SET zone = '${z}'`),
+      ...['pending', 'partial', 'filled', 'cancelled'].map(
+        (st) => `UPDATE orders SET status = '${st}'`,
+      ),
+      ...['resting', 'scheduled', 'unseen'].map((b) => `UPDATE orders SET book_state = '${b}'`),
+      ...['provisioning', 'active', 'terminated', 'expired', 'failed'].map(
+        (st) => `UPDATE leases SET status = '${st}'`,
+      ),
+    ];
+    for (const sql of ok) expect(await attempt(sql), sql).toBeUndefined();
   });
 
   it('lets NULLs pass where a rule does not apply (a market order, a closed order)', async () => {

@@ -1,6 +1,6 @@
 // What one batch of a book's commands changed, written to PostgreSQL as ONE
 // statement: data-modifying CTEs, one per table, each row set passed as one
-// JSON parameter (jsonb_populate_recordset). One statement is one
+// JSON parameter (json_populate_recordset). One statement is one
 // transaction (autocommit): all of it or none of it is written, and the
 // ledger's balance trigger checks it (migration 0006, docs/persistence.md).
 // One round trip whatever the batch size; only the tables with rows are in
@@ -20,23 +20,23 @@ export const WRITE_BATCH_MARK = '/* gpux:write-batch */';
 /** One CTE per table, `$` standing for its parameter's number. */
 const PARTS: readonly string[] = [
   `INSERT INTO orders (${ORDER_COLUMNS.join(', ')})
-    SELECT ${ORDER_COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::orders, $::jsonb)
+    SELECT ${ORDER_COLUMNS.join(', ')} FROM json_populate_recordset(NULL::orders, $::json)
     ON CONFLICT (id) DO UPDATE SET ${set(ORDER_MUTABLE_COLUMNS)}`,
-  `INSERT INTO leases SELECT * FROM jsonb_populate_recordset(NULL::leases, $::jsonb)
+  `INSERT INTO leases SELECT * FROM json_populate_recordset(NULL::leases, $::json)
     ON CONFLICT (id) DO UPDATE SET ${set(LEASE_MUTABLE_COLUMNS)}`,
-  `INSERT INTO lease_nodes SELECT * FROM jsonb_populate_recordset(NULL::lease_nodes, $::jsonb)`,
-  `INSERT INTO fills SELECT * FROM jsonb_populate_recordset(NULL::fills, $::jsonb)`,
+  `INSERT INTO lease_nodes SELECT * FROM json_populate_recordset(NULL::lease_nodes, $::json)`,
+  `INSERT INTO fills SELECT * FROM json_populate_recordset(NULL::fills, $::json)`,
   `INSERT INTO ledger_transactions (id, kind, order_id, lease_id)
     SELECT id, kind, order_id, lease_id
-      FROM jsonb_to_recordset($::jsonb) AS t(id text, kind text, order_id text, lease_id text)`,
+      FROM json_to_recordset($::json) AS t(id text, kind text, order_id text, lease_id text)`,
   `INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents)
     SELECT transaction_id, account_id, kind, amount_cents
-      FROM jsonb_to_recordset($::jsonb)
+      FROM json_to_recordset($::json)
         AS e(transaction_id text, account_id text, kind text, amount_cents bigint)`,
   `INSERT INTO outbox (event_id, subject, payload, created_ms)
     SELECT event_id, subject, payload, created_ms
-      FROM jsonb_to_recordset($::jsonb)
-        AS x(event_id text, subject text, payload jsonb, created_ms bigint)`,
+      FROM json_to_recordset($::json)
+        AS x(event_id text, subject text, payload json, created_ms bigint)`,
 ];
 
 const statements = new Map<number, string>();

@@ -55,7 +55,7 @@ export async function listOrders(
   accountId: string,
   f: OrderFilter,
 ): Promise<{ rows: OrderRow[]; total: number }> {
-  const where = `account_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR side = $3)`;
+  const where = `account_id = $1 AND ($2::gpux_order_status IS NULL OR status = $2) AND ($3::gpux_side IS NULL OR side = $3)`;
   const params = [accountId, f.status === 'all' ? null : f.status, f.side ?? null];
   const rows = await q.query<OrderRow>(
     `SELECT * FROM orders WHERE ${where} ORDER BY created_ms DESC, id DESC LIMIT $4 OFFSET $5`,
@@ -91,7 +91,7 @@ export async function listLeases(
   accountId: string,
   f: { status: LeaseStatus | 'all'; limit: number; offset: number },
 ): Promise<{ rows: LeaseRow[]; total: number }> {
-  const where = `account_id = $1 AND ($2::text IS NULL OR status = $2)`;
+  const where = `account_id = $1 AND ($2::gpux_lease_status IS NULL OR status = $2)`;
   const params = [accountId, f.status === 'all' ? null : f.status];
   const rows = await q.query<LeaseRow>(
     `SELECT * FROM leases WHERE ${where} ORDER BY created_ms DESC, id DESC LIMIT $3 OFFSET $4`,

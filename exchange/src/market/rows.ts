@@ -1,5 +1,5 @@
 // Rows of migrations/0005 as plain objects whose keys are the column names,
-// so a batch is written with one jsonb_populate_recordset per table.
+// so a batch is written with one json_populate_recordset per table.
 
 import type { GpuType, LeaseStatus, OrderStatus, OrderType, Side, Zone } from '@gpux/shared';
 

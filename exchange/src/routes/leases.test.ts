@@ -20,6 +20,7 @@ beforeAll(async () => {
   other = await ex.account('other');
   for (const zone of Object.values(ZONE)) await ex.cluster(provider, 2, 'h100', zone);
   await ex.cluster(provider, 2, 'h200', 'us-west-1');
+  await ex.cluster(provider, 1, 'b200', 'us-west-1');
 });
 
 afterAll(async () => {
@@ -293,5 +294,31 @@ describe('leases (D25-D28)', () => {
       (await ex.call('GET', `/v1/leases/${id}`, buyer.token)).json['nodes'],
     );
     expect(await ledgerTotal(ex.db)).toBe(0);
+  });
+
+  it('a fill writes, with the lease, one outbox event for the provider cluster naming the buyer, the nodes and the window', async () => {
+    // Last in this file and bought by `other`: the lease is never made ready, and
+    // its failure must not show in the other tests' balances or lists.
+    const id = await lease('us-west-1', other, 'b200');
+    const one = await ex.call('GET', `/v1/leases/${id}`, other.token);
+    const events = await ex.db.query<{ subject: string; payload: Record<string, unknown> }>(
+      "SELECT subject, payload FROM outbox WHERE payload->>'lease_id' = $1",
+      [id],
+    );
+    expect(events).toHaveLength(1);
+    const [event] = events;
+    expect(event?.subject).toMatch(/^gpux\.lease\.provision\.cls_/);
+    // The payload is read back exactly as the exchange wrote it (json, migration 0007).
+    expect(event?.payload).toEqual({
+      lease_id: id,
+      cluster_id: event?.subject.slice('gpux.lease.provision.'.length),
+      account_id: other.accountId,
+      namespace: one.json['namespace'],
+      nodes: one.json['nodes'],
+      gpu_count: 8,
+      start_ms: ex.clock.now(),
+      end_ms: ex.clock.now() + 10 * HOUR_MS,
+      source_lease_id: null,
+    });
   });
 });
