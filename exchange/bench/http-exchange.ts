@@ -32,7 +32,7 @@ export function buildExchange(): void {
   execFileSync(process.execPath, [tsc, '-b', 'exchange'], { cwd: ROOT, stdio: 'inherit' });
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {

@@ -22,6 +22,7 @@ import {
   type OrderStream,
 } from './order-stream.js';
 import { runHttpBench } from './http-bench.js';
+import { runPgReplay } from './pg-replay.js';
 import { runPeer, runPeerTimed, type PeerCounts } from './peer-nodejs-order-book.js';
 import {
   Counter,
@@ -367,4 +368,5 @@ function main(): void {
 // The suite is the one word among the arguments; flag values are numbers.
 const args = process.argv.slice(2);
 if (args.includes('http')) await runHttpBench(args);
+else if (args.includes('pg-replay')) await runPgReplay(args);
 else main();

@@ -23,6 +23,8 @@ export interface Config {
   readonly rateLimits: RateLimits;
   /** D25: a lease still provisioning after this long fails with a full refund. */
   readonly provisioningTimeoutMs: number;
+  /** A diagnostic: append every committed write batch to this file (market/capture.ts). */
+  readonly captureWritesFile: string | undefined;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -35,6 +37,7 @@ export const DEFAULT_CONFIG: Config = {
   demo: false,
   rateLimits: DEFAULT_RATE_LIMITS,
   provisioningTimeoutMs: 5 * 60_000,
+  captureWritesFile: undefined,
 };
 
 export class ConfigError extends Error {
@@ -109,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
     perMinute('GPUX_PROVISIONING_TIMEOUT_SECONDS', DEFAULT_CONFIG.provisioningTimeoutMs / 1000) *
     1000;
 
+  const captureWritesFile = value('GPUX_CAPTURE_WRITES');
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -120,5 +125,6 @@ export function loadConfig(env: Env = process.env): Config {
     demo,
     rateLimits,
     provisioningTimeoutMs,
+    captureWritesFile,
   };
 }

@@ -14,6 +14,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
+import { captureWrites } from './market/capture.js';
 import { Market } from './market/market.js';
 import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
 
@@ -48,7 +49,14 @@ if (missingFlags.length > 0) {
     `note: node runs without ${missingFlags.join(' ')}, which npm start uses (exchange/src/node-flags.ts says why)`,
   );
 }
-const db = await openDatabase(config);
+const opened = await openDatabase(config);
+const db =
+  config.captureWritesFile === undefined ? opened : captureWrites(opened, config.captureWritesFile);
+if (config.captureWritesFile !== undefined) {
+  console.log(
+    `note: every write batch is also appended to ${config.captureWritesFile} (GPUX_CAPTURE_WRITES)`,
+  );
+}
 const applied = await migrate(db);
 console.log(
   `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +

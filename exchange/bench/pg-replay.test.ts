@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+
+import { maskOf, mergeBatches } from './pg-replay.js';
+
+const rows = (...r: unknown[]): string => JSON.stringify(r);
+
+describe('pg-replay', () => {
+  it('reads the table mask from the prepared name', () => {
+    expect(maskOf({ name: 'gpux_write_batch_65', sql: '', params: [] })).toBe(65);
+    expect(() => maskOf({ name: 'other', sql: '', params: [] })).toThrow(/not a write batch/);
+  });
+
+  it('merges k batches table by table; an order or lease written twice keeps its last state', () => {
+    const merged = mergeBatches(
+      [
+        // orders (bit 0) and outbox (bit 6)
+        { mask: 1 | 64, params: [rows({ id: 'o1', v: 1 }), rows({ event_id: 'e1' })] },
+        // orders only: o1 again, and o2
+        { mask: 1, params: [rows({ id: 'o1', v: 2 }, { id: 'o2', v: 1 })] },
+        // fills (bit 3), in the next group
+        { mask: 8, params: [rows({ id: 'f1' })] },
+      ],
+      2,
+    );
+    expect(merged).toEqual([
+      {
+        mask: 1 | 64,
+        params: [rows({ id: 'o1', v: 2 }, { id: 'o2', v: 1 }), rows({ event_id: 'e1' })],
+      },
+      { mask: 8, params: [rows({ id: 'f1' })] },
+    ]);
+  });
+});
