@@ -6,7 +6,8 @@
 //                         [--connections 64] [--seed S] [--cpu-prof]
 //
 // (env BENCH_HTTP_RATES / BENCH_HTTP_SECONDS / BENCH_HTTP_WARMUP /
-// BENCH_HTTP_CONNECTIONS / BENCH_SEED work too; GPUX_TEST_PG_URL names the
+// BENCH_HTTP_CONNECTIONS / BENCH_SEED work too; BENCH_FSYNC_DIR: where the disk
+// probe writes, default the temp dir; GPUX_TEST_PG_URL names the
 // PostgreSQL admin database, as for the tests). Method: docs/benchmarks.md.
 // The last line is the summary, in a fixed form other tools may parse.
 
@@ -19,6 +20,7 @@ import { GPUS_PER_NODE } from '@gpux/shared';
 import { Pool } from 'undici';
 
 import { summarizeProfile } from './cpu-profile.js';
+import { FsyncProbe } from './fsync-probe.js';
 import { LeanHttpClient } from './http-client.js';
 import {
   BenchExchange,
@@ -65,6 +67,8 @@ const TARGETS: readonly { rate: number; p99Ms: number }[] = [
 
 /** Pause between phases, so one phase's backlog never spills into the next. */
 const PAUSE_MS = 1000;
+/** Where the disk probe writes: put it on PostgreSQL's filesystem (fsync-probe.ts). */
+const FSYNC_DIR = process.env['BENCH_FSYNC_DIR'] ?? os.tmpdir();
 /** A phase gives up on answers this long after its last scheduled send. */
 const STRAGGLER_TIMEOUT_MS = 60_000;
 /** Ask nodes a market buy leaves in the book, for the buys in flight. */
@@ -208,6 +212,8 @@ interface PhaseResult {
   };
   /** PostgreSQL commits and rows written per second over the phase (approximate). */
   readonly pg: { commitsPerSec: number; rowsPerSec: number };
+  /** fdatasync latencies of the disk probe over the phase (fsync-probe.ts). */
+  readonly disk: LatencySummary;
 }
 
 interface Snapshot {
@@ -290,6 +296,8 @@ class Driver {
     let answered = 0;
     let lastAnswer = 0;
     const interval = 1000 / phase.rate;
+    const disk = new FsyncProbe(FSYNC_DIR);
+    disk.start();
     const cpu0 = await this.snapshot();
     // Scheduled send times are start + k × interval, whatever happens meanwhile.
     const start = performance.now() + 10;
@@ -378,6 +386,7 @@ class Driver {
     });
 
     const cpu1 = await this.snapshot();
+    const diskLatency = await disk.stop();
     const dump = process.env['BENCH_HTTP_DUMP'];
     if (dump !== undefined && dump !== '') {
       // One line per request: wall-clock send time (ms), latency (ms), book, side.
@@ -419,6 +428,7 @@ class Driver {
         commitsPerSec: ((cpu1.commits - cpu0.commits) / wallMs) * 1000,
         rowsPerSec: ((cpu1.rows - cpu0.rows) / wallMs) * 1000,
       },
+      disk: diskLatency,
     };
   }
 
@@ -542,6 +552,9 @@ function printPhase(r: PhaseResult): void {
   const perOrder = (v: number): string => (v / r.achieved).toFixed(1);
   console.log(
     `${pad('')}postgres ≈ ${Math.round(r.pg.commitsPerSec)} commits/s (${perOrder(r.pg.commitsPerSec)} per order), ${Math.round(r.pg.rowsPerSec)} rows written/s (${perOrder(r.pg.rowsPerSec)} per order); bench send lag p99 ${fmtMs(r.sendLag.p99)} max ${fmtMs(r.sendLag.max)} ms`,
+  );
+  console.log(
+    `${pad('')}disk: fdatasync of 8 KiB every 20 ms in ${FSYNC_DIR}: p50 ${fmtMs(r.disk.p50)} p99 ${fmtMs(r.disk.p99)} max ${fmtMs(r.disk.max)} ms (${r.disk.samples} calls)`,
   );
 }
 
