@@ -20,3 +20,12 @@ describe('FsyncProbe', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 });
+
+describe('FsyncProbe in a directory that does not exist', () => {
+  it('does not end the process; stop() reports the failure', async () => {
+    const probe = new FsyncProbe(join(tmpdir(), 'gpux-no-such-dir', 'deeper'), 5);
+    probe.start();
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(probe.stop()).rejects.toThrow(/ENOENT/);
+  });
+});

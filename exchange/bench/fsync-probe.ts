@@ -20,6 +20,8 @@ export class FsyncProbe {
   private readonly samplesNs: number[] = [];
   private running: Promise<void> | undefined;
   private stopping = false;
+  /** Why the probe stopped early (a bad BENCH_FSYNC_DIR, a full disk); rethrown by stop(). */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly dir: string,
@@ -27,13 +29,17 @@ export class FsyncProbe {
   ) {}
 
   start(): void {
-    this.running ??= this.loop();
+    // Caught here, so a failing probe cannot end the process before stop().
+    this.running ??= this.loop().catch((error: unknown) => {
+      this.failure = { error };
+    });
   }
 
   /** Stops the probe and removes its file; the latencies of its calls so far. */
   async stop(): Promise<LatencySummary> {
     this.stopping = true;
     await this.running;
+    if (this.failure !== undefined) throw this.failure.error;
     return summarize(Float64Array.from(this.samplesNs));
   }
 

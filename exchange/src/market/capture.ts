@@ -20,11 +20,17 @@ export interface CapturedBatch {
 /** `db`, whose committed write batches are also appended to `file`. */
 export function captureWrites(db: Database, file: string): Database {
   const out = createWriteStream(file, { flags: 'a' });
+  // A file that cannot be written ends the capture, not the exchange.
+  let capturing = true;
+  out.on('error', (err) => {
+    if (capturing) console.error(`GPUX_CAPTURE_WRITES: capture stopped: ${err.message}`);
+    capturing = false;
+  });
   return {
     kind: db.kind,
     async query(sql, params, options) {
       const rows = await db.query(sql, params, options);
-      if (sql.startsWith(WRITE_BATCH_MARK)) {
+      if (capturing && sql.startsWith(WRITE_BATCH_MARK)) {
         const line: CapturedBatch = {
           name: options?.name ?? '',
           sql,
@@ -37,8 +43,11 @@ export function captureWrites(db: Database, file: string): Database {
     exec: (sql) => db.exec(sql),
     transaction: (fn) => db.transaction(fn),
     async close() {
-      await db.close();
-      await new Promise<void>((resolve) => out.end(resolve));
+      try {
+        await db.close();
+      } finally {
+        await new Promise<void>((resolve) => out.end(resolve));
+      }
     },
   };
 }
