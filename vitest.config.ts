@@ -4,9 +4,15 @@ import { defineConfig } from 'vitest/config';
 const src = (pkg: string): string =>
   fileURLToPath(new URL(`./${pkg}/src/index.ts`, import.meta.url));
 
+const PACKAGES = '{shared,proto,exchange,agent,cli}';
+
+// Three projects (`npx vitest --project unit` runs in seconds):
+// - unit: pure tests beside the code, no database, no network, no child process;
+// - db: tests beside the code that need the local PostgreSQL (`*.db.test.ts`);
+// - e2e: test/, real processes over real protocols.
 export default defineConfig({
   resolve: {
-    // Unit tests run against sources, so `npm test` needs no build first.
+    // Tests run against sources, so `npm test` needs no build first.
     alias: {
       '@gpux/shared': src('shared'),
       '@gpux/proto': src('proto'),
@@ -19,7 +25,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['{shared,proto,exchange,agent}/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          include: [`${PACKAGES}/**/*.test.ts`],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/*.db.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'db', include: [`${PACKAGES}/**/*.db.test.ts`], testTimeout: 20_000 },
       },
       {
         extends: true,

@@ -100,6 +100,11 @@ export const ERROR_CODES = {
     meaning: 'An unexpected server error; no details are disclosed.',
     decision: 'D20',
   },
+  unavailable: {
+    status: 503,
+    meaning: 'The exchange is shutting down or cannot serve now; retry shortly.',
+    decision: 'D34',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -138,4 +143,17 @@ export interface ErrorBody {
 /** D19 envelope. Details cannot overwrite `code` or `message`. */
 export function errorBody(err: GpuxError): ErrorBody {
   return { data: null, error: { ...err.details, code: err.code, message: err.message } };
+}
+
+/**
+ * A rule the code itself guarantees was broken: a bug, never a refusal of a
+ * request. Whoever catches one must assume the state it was changing is
+ * half-changed (the book writer rebuilds its book from the database).
+ */
+export class InvariantError extends Error {
+  override readonly name = 'InvariantError';
+
+  constructor(message: string, options?: { readonly cause?: unknown }) {
+    super(message, options);
+  }
 }

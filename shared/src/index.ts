@@ -33,7 +33,7 @@ export type {
   TokenScope,
   Zone,
 } from './enums.js';
-export { ERROR_CODES, GpuxError, errorBody, isErrorCode } from './errors.js';
+export { ERROR_CODES, GpuxError, InvariantError, errorBody, isErrorCode } from './errors.js';
 export type { ErrorBody, ErrorCode, ErrorDetails, GpuxErrorOptions } from './errors.js';
 export { ID_PREFIXES, createIdGenerator, idTime, isId, newId } from './ids.js';
 export type { IdGenerator, IdGeneratorOptions, IdPrefix } from './ids.js';
@@ -50,5 +50,26 @@ export {
   splitFee,
 } from './money.js';
 export type { Cents, FeeSplit } from './money.js';
-export { EVENT_STREAM, SUBJECTS, leaseNamespace } from './events.js';
-export type { LeaseProvisionEvent, LeaseRevokeEvent } from './events.js';
+export {
+  EVENT_STREAM,
+  SUBJECTS,
+  SUBJECT_ROOT,
+  agentConsumerName,
+  agentInboxPrefix,
+  leaseNamespace,
+  leaseUser,
+  sshUserOf,
+} from './events.js';
+export type {
+  LeaseEvent,
+  LeaseNodeAccess,
+  LeaseProvisionEvent,
+  LeaseRevokeEvent,
+} from './events.js';
+export { parseTime } from './time.js';
+export { BusConsumer, InProcessBus, subjectMatches } from './in-process-bus.js';
+export type { BusConsumerOptions, BusMessage } from './in-process-bus.js';
+export { parseNatsCredentials } from './nats-credentials.js';
+export type { NatsCredentials } from './nats-credentials.js';
+export { SILENT_LOGGER } from './logger.js';
+export type { LogFn, Logger } from './logger.js';
