@@ -10,6 +10,12 @@
 // probe writes, default the temp dir; GPUX_TEST_PG_URL names the
 // PostgreSQL admin database, as for the tests). Method: docs/benchmarks.md.
 // The last line is the summary, in a fixed form other tools may parse.
+//
+// One file of ~750 lines because it is one procedure read top to bottom: set
+// up, phases, the measurements taken during each (latency, CPU per process,
+// the disk probe, the dump), the report; its parts that stand alone are
+// modules of their own (http-client, http-exchange, http-workload, stats,
+// fsync-probe).
 
 import { appendFileSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';

@@ -13,15 +13,13 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Pool } from 'undici';
 
+import { createDatabase, uniqueDatabaseName } from '../src/db/testing/admin-database.js';
+import type { ScratchDatabase } from '../src/db/testing/admin-database.js';
 import { EXCHANGE_NODE_FLAGS } from '../src/node-flags.js';
 
 /** The repository root (this file is exchange/bench/). */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-
-/** Where to create the bench database: the same server the tests use. */
-export const ADMIN_URL =
-  process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** The largest per-minute limit the exchange accepts (config.ts: at most 9 digits). */
 const NO_RATE_LIMIT = '999999999';
@@ -30,16 +28,6 @@ const NO_RATE_LIMIT = '999999999';
 export function buildExchange(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-b', 'exchange'], { cwd: ROOT, stdio: 'inherit' });
-}
-
-export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 export interface ExchangeOptions {
@@ -51,33 +39,29 @@ export interface ExchangeOptions {
 
 export class BenchExchange {
   private child: ChildProcess | undefined;
-  private dbCreated = false;
+  /** Its database, on the server the tests use, once created. */
+  private database: ScratchDatabase | undefined;
   private stopping: Promise<void> | undefined;
   /** What the child printed before it listened (shown if it fails to start). */
   private startOutput = '';
   url = '';
   serverVersion = '';
   readonly adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-  readonly dbName = `gpux_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  readonly dbName = uniqueDatabaseName('gpux_bench');
 
   get pid(): number | undefined {
     return this.child?.pid;
   }
 
   get databaseUrl(): string {
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${this.dbName}`;
-    return url.toString();
+    if (this.database === undefined) throw new Error('the bench database is not created yet');
+    return this.database.url;
   }
 
   /** Creates the database and starts the exchange on it; resolves with its URL. */
   async start(options: ExchangeOptions): Promise<string> {
-    this.serverVersion = await admin(async (c) => {
-      const r = await c.query<{ server_version: string }>('SHOW server_version');
-      await c.query(`CREATE DATABASE ${this.dbName}`);
-      this.dbCreated = true;
-      return r.rows[0]?.server_version ?? '?';
-    });
+    this.database = await createDatabase(this.dbName);
+    this.serverVersion = this.database.serverVersion;
     // As deployed: the exchange's own node flags (node-flags.ts), then the bench's.
     const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, ...options.nodeArgs, MAIN], {
       cwd: ROOT,
@@ -85,6 +69,7 @@ export class BenchExchange {
         ...process.env,
         HOST: '127.0.0.1',
         PORT: '0',
+        GRPC_PORT: '0',
         LOG_LEVEL: 'warn',
         DATABASE_URL: this.databaseUrl,
         GPUX_ADMIN_TOKEN: this.adminToken,
@@ -197,10 +182,7 @@ export class BenchExchange {
       await exited;
       clearTimeout(timer);
     }
-    if (this.dbCreated) {
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`));
-      this.dbCreated = false;
-    }
+    await this.database?.drop();
   }
 }
 

@@ -65,6 +65,12 @@ export interface OrderStream {
   readonly startDelayMs: Uint32Array;
   /** Buys: flexibleWindowHours, 0 none. */
   readonly flexHours: Uint16Array;
+  /**
+   * Sells: a resale (D27) when > 0: all-or-nothing, resting from now, its
+   * window from now + resaleStartMs for resaleWindowMs (not whole hours).
+   */
+  readonly resaleWindowMs: Uint32Array;
+  readonly resaleStartMs: Uint32Array;
   /** Cancels: the command index of the order cancelled. */
   readonly target: Int32Array;
   /** Places: the order id ('' for cancels). */
@@ -89,6 +95,8 @@ interface Columns {
   allowPartial: Uint8Array;
   startDelayMs: Uint32Array;
   flexHours: Uint16Array;
+  resaleWindowMs: Uint32Array;
+  resaleStartMs: Uint32Array;
   target: Int32Array;
   ids: string[];
 }
@@ -105,6 +113,8 @@ function columns(n: number): Columns {
     allowPartial: new Uint8Array(n),
     startDelayMs: new Uint32Array(n),
     flexHours: new Uint16Array(n),
+    resaleWindowMs: new Uint32Array(n),
+    resaleStartMs: new Uint32Array(n),
     target: new Int32Array(n).fill(-1),
     ids: new Array<string>(n).fill(''),
   };
@@ -231,7 +241,9 @@ export function plainStream(n: number, seed: number): OrderStream {
  *   1 … 72 h; 3 % flexible (1 … 24 h window, half of them without a limit
  *   price, D14); 5 % with a startAt 1 min … 6 h ahead (D13).
  * - Sells: windows of 24 … 720 h, 10 % starting 1 min … 6 h ahead, so as time
- *   passes some sells no longer fit long buys (D6).
+ *   passes some sells no longer fit long buys (D6). 3 % are resales (D27):
+ *   all-or-nothing, resting at once, their window from 0 … 2 h ahead to
+ *   2 … 72 h later less 0 … 59 min (a lease's end).
  * - Prices as in the plain stream (half crossing, mid ± 2.5 %).
  * - No expiresAt: D12 defaults (limit buys 24 h, sells at their window's end).
  * - The clock advances 1 s per command (a million commands ≈ 11.6 days), so
@@ -281,7 +293,12 @@ export function allRulesStream(n: number, seed: number): OrderStream {
       c.type[i] = LIMIT;
       c.durationHours[i] = rng.int(24, 720);
       c.price[i] = crossing ? MID - away + 1 : MID + away;
-      if (rng.chance(0.1)) c.startDelayMs[i] = rng.int(60_000, 6 * HOUR);
+      if (rng.chance(0.03)) {
+        const windowMs = rng.int(2, 72) * HOUR - rng.int(0, HOUR - 1);
+        c.resaleStartMs[i] = rng.int(0, 2 * HOUR);
+        c.resaleWindowMs[i] = windowMs;
+        c.durationHours[i] = Math.ceil(windowMs / HOUR);
+      } else if (rng.chance(0.1)) c.startDelayMs[i] = rng.int(60_000, 6 * HOUR);
       pool.add(i);
     }
   }

@@ -18,9 +18,9 @@ import pg from 'pg';
 
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
+import { createDatabase, uniqueDatabaseName } from '../src/db/testing/admin-database.js';
 import type { CapturedBatch } from '../src/market/capture.js';
 import { writeBatchSql } from '../src/market/change-set.js';
-import { ADMIN_URL, admin } from './http-exchange.js';
 
 const USAGE = 'usage: npm run bench -- pg-replay FILE [--merge K] [--warmup N]';
 const TABLES = 7;
@@ -83,15 +83,13 @@ interface ReplayResult {
 }
 
 async function replay(batches: readonly Batch[], warmup: number): Promise<ReplayResult> {
-  const dbName = `gpux_replay_${process.pid}_${Date.now().toString(36)}`;
-  await admin((c) => c.query(`CREATE DATABASE ${dbName}`));
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${dbName}`;
+  const scratch = await createDatabase(uniqueDatabaseName('gpux_replay'));
+  const url = scratch.url;
   try {
-    const db = openPostgres(url.toString(), 1);
+    const db = openPostgres(url, 1);
     await migrate(db);
     await db.close();
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
       const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!
@@ -125,7 +123,7 @@ async function replay(batches: readonly Batch[], warmup: number): Promise<Replay
       await client.end();
     }
   } finally {
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    await scratch.drop();
   }
 }
 

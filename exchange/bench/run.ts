@@ -21,8 +21,10 @@ import {
   plainStream,
   type OrderStream,
 } from './order-stream.js';
+import { runGcBench } from './gc-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runPgReplay } from './pg-replay.js';
+import { runRestartBench } from './restart-bench.js';
 import { runPeer, runPeerTimed, type PeerCounts } from './peer-nodejs-order-book.js';
 import {
   Counter,
@@ -117,6 +119,8 @@ function inputOf(s: OrderStream, i: number, now: number): OrderInput {
   const p = s.party[i] ?? 0;
   const delay = s.startDelayMs[i] ?? 0;
   const flex = s.flexHours[i] ?? 0;
+  const resaleMs = s.resaleWindowMs[i] ?? 0;
+  const resaleFrom = now + (s.resaleStartMs[i] ?? 0);
   return {
     id: s.ids[i] ?? '',
     side: buy ? 'buy' : 'sell',
@@ -127,10 +131,13 @@ function inputOf(s: OrderStream, i: number, now: number): OrderInput {
     durationHours: s.durationHours[i] ?? 0,
     limitPrice: market ? undefined : s.price[i],
     allowPartial: buy && s.allowPartial[i] === 1 ? true : undefined,
+    allOrNothing: resaleMs === 0 ? undefined : true,
     startAt: delay === 0 ? undefined : now + delay,
     flexibleWindowHours: flex === 0 ? undefined : flex,
     expiresAt: s.neverExpire ? Infinity : undefined,
     clusterId: buy ? undefined : s.clusters[p],
+    windowStartAt: resaleMs === 0 ? undefined : resaleFrom,
+    windowEndAt: resaleMs === 0 ? undefined : resaleFrom + resaleMs,
   };
 }
 
@@ -339,7 +346,7 @@ function main(): void {
   const rulesWarm = allRulesStream(warmN, (opt.seed + 1) ^ 0x5bd1e995);
   const rulesGenMs = Number(process.hrtime.bigint() - t) / 1e6;
   console.log(
-    `all-rules stream: ${rules.places} places + ${rules.cancels} cancels, 20 orgs × 5 accounts, AON/market/flexible/scheduled, D12 expiries, 1 s per command (generated in ${rulesGenMs.toFixed(0)} ms)`,
+    `all-rules stream: ${rules.places} places + ${rules.cancels} cancels, 20 orgs × 5 accounts, AON/market/flexible/scheduled, resales (D27), D12 expiries, 1 s per command (generated in ${rulesGenMs.toFixed(0)} ms)`,
   );
   const all = measure(rules, rulesWarm, 1, runEngine, runEngineTimed);
   const ac = all.counts;
@@ -368,5 +375,7 @@ function main(): void {
 // The suite is the one word among the arguments; flag values are numbers.
 const args = process.argv.slice(2);
 if (args.includes('http')) await runHttpBench(args);
+else if (args.includes('gc')) await runGcBench(args);
+else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);
 else main();

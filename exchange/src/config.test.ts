@@ -51,6 +51,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GPUX_ADMIN_TOKEN: 'short' })).toThrow(/GPUX_ADMIN_TOKEN/);
   });
 
+  it('D34: GPUX_DRAIN_TIMEOUT_SECONDS bounds the SIGTERM drain, 10 s by default', () => {
+    expect(loadConfig({}).drainTimeoutMs).toBe(10_000);
+    expect(loadConfig({ GPUX_DRAIN_TIMEOUT_SECONDS: '30' }).drainTimeoutMs).toBe(30_000);
+    expect(loadConfig({ GPUX_DRAIN_TIMEOUT_SECONDS: '0' }).drainTimeoutMs).toBe(0);
+    for (const bad of ['-1', '1.5', 'soon', '3601']) {
+      expect(() => loadConfig({ GPUX_DRAIN_TIMEOUT_SECONDS: bad })).toThrow(
+        /GPUX_DRAIN_TIMEOUT_SECONDS/,
+      );
+    }
+  });
+
   it('reports every problem at once', () => {
     let error: unknown;
     try {

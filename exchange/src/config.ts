@@ -1,8 +1,13 @@
 // Settings are read from the environment once, in main.ts, validated with every
 // problem reported at once, then passed down as plain data (decision D34).
 
+import { existsSync } from 'node:fs';
+
+import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
 import type { RateLimits } from './auth/rate-limit.js';
+import { parseSecretKey } from './leases/secret-box.js';
+import type { GrpcTls } from './providers/grpc-server.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -25,6 +30,24 @@ export interface Config {
   readonly provisioningTimeoutMs: number;
   /** A diagnostic: append every committed write batch to this file (market/capture.ts). */
   readonly captureWritesFile: string | undefined;
+  /** D34: how long SIGTERM's drain waits for connections before it closes them. */
+  readonly drainTimeoutMs: number;
+  /** D29: the agents' gRPC service listens here (GRPC_PORT; 0 picks a free port). */
+  readonly grpcPort: number;
+  /** TLS of the gRPC service (providers/grpc-server.ts); undefined: plain text. */
+  readonly grpcTls: GrpcTls | undefined;
+  /** NATS JetStream for the agents' events; undefined: the in-process bus (D34). */
+  readonly natsUrl: string | undefined;
+  /** The exchange's NATS credentials file (a .creds file or an nkey seed). */
+  readonly natsCredsFile: string | undefined;
+  /** The JetStream stream of the events (GPUX_EVENTS; tests use their own). */
+  readonly natsStream: string;
+  /** The first token of the event subjects (gpux; tests use their own, D29). */
+  readonly natsSubjectRoot: string;
+  /** D28: base64 of 32 bytes; undefined: made once and kept under dataDir. */
+  readonly secretKey: Buffer | undefined;
+  /** D23: names this process's Idempotency-Key claims (several exchanges: one id each). */
+  readonly instanceId: string;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -38,6 +61,15 @@ export const DEFAULT_CONFIG: Config = {
   rateLimits: DEFAULT_RATE_LIMITS,
   provisioningTimeoutMs: 5 * 60_000,
   captureWritesFile: undefined,
+  drainTimeoutMs: 10_000,
+  grpcPort: 50051,
+  grpcTls: undefined,
+  natsUrl: undefined,
+  natsCredsFile: undefined,
+  natsStream: 'GPUX_EVENTS',
+  natsSubjectRoot: 'gpux',
+  secretKey: undefined,
+  instanceId: DEFAULT_INSTANCE_ID,
 };
 
 export class ConfigError extends Error {
@@ -114,6 +146,74 @@ export function loadConfig(env: Env = process.env): Config {
 
   const captureWritesFile = value('GPUX_CAPTURE_WRITES');
 
+  let drainTimeoutMs = DEFAULT_CONFIG.drainTimeoutMs;
+  const rawDrain = value('GPUX_DRAIN_TIMEOUT_SECONDS');
+  if (rawDrain !== undefined) {
+    // 0: close every connection as soon as the drain starts.
+    if (/^\d{1,5}$/.test(rawDrain) && Number(rawDrain) <= 3600)
+      drainTimeoutMs = Number(rawDrain) * 1000;
+    else
+      problems.push(
+        `GPUX_DRAIN_TIMEOUT_SECONDS must be an integer from 0 to 3600, got "${rawDrain}"`,
+      );
+  }
+
+  let grpcPort = DEFAULT_CONFIG.grpcPort;
+  const rawGrpcPort = value('GRPC_PORT');
+  if (rawGrpcPort !== undefined) {
+    if (/^\d{1,5}$/.test(rawGrpcPort) && Number(rawGrpcPort) <= 65_535)
+      grpcPort = Number(rawGrpcPort);
+    else problems.push(`GRPC_PORT must be an integer from 0 to 65535, got "${rawGrpcPort}"`);
+  }
+  const file = (name: string): string | undefined => {
+    const f = value(name);
+    if (f !== undefined && !existsSync(f)) problems.push(`${name}: no file ${f}`);
+    return f;
+  };
+  const certFile = file('GRPC_TLS_CERT');
+  const keyFile = file('GRPC_TLS_KEY');
+  const clientCaFile = file('GRPC_TLS_CLIENT_CA');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    problems.push('GRPC_TLS_CERT and GRPC_TLS_KEY go together');
+  }
+  if (clientCaFile !== undefined && certFile === undefined) {
+    problems.push('GRPC_TLS_CLIENT_CA needs GRPC_TLS_CERT and GRPC_TLS_KEY');
+  }
+  const grpcTls: GrpcTls | undefined =
+    certFile !== undefined && keyFile !== undefined
+      ? { certFile, keyFile, clientCaFile }
+      : undefined;
+
+  const natsUrl = value('NATS_URL');
+  if (natsUrl !== undefined && !/^(nats|tls):\/\/[^\s]+$/.test(natsUrl)) {
+    problems.push('NATS_URL must be a nats:// or tls:// URL');
+  }
+  const natsCredsFile = file('NATS_CREDS');
+  if (natsCredsFile !== undefined && natsUrl === undefined)
+    problems.push('NATS_CREDS needs NATS_URL');
+
+  const natsStream = value('GPUX_NATS_STREAM') ?? DEFAULT_CONFIG.natsStream;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(natsStream)) {
+    problems.push('GPUX_NATS_STREAM must be 1 to 64 letters, digits, dashes or underscores');
+  }
+  const natsSubjectRoot = value('GPUX_NATS_SUBJECT_ROOT') ?? DEFAULT_CONFIG.natsSubjectRoot;
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsSubjectRoot)) {
+    problems.push(
+      'GPUX_NATS_SUBJECT_ROOT must be one subject token: 1 to 32 letters, digits, dashes or underscores',
+    );
+  }
+
+  const rawKey = value('GPUX_SECRET_KEY');
+  const secretKey = rawKey === undefined ? undefined : parseSecretKey(rawKey);
+  if (rawKey !== undefined && secretKey === undefined) {
+    problems.push('GPUX_SECRET_KEY must be base64 of 32 bytes (openssl rand -base64 32)');
+  }
+
+  const instanceId = value('GPUX_INSTANCE_ID') ?? DEFAULT_CONFIG.instanceId;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(instanceId)) {
+    problems.push('GPUX_INSTANCE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -126,5 +226,14 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits,
     provisioningTimeoutMs,
     captureWritesFile,
+    drainTimeoutMs,
+    grpcPort,
+    grpcTls,
+    natsUrl,
+    natsCredsFile,
+    natsStream,
+    natsSubjectRoot,
+    secretKey,
+    instanceId,
   };
 }

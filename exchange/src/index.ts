@@ -2,11 +2,10 @@ export { buildApp } from './app.js';
 export type { AppConfig } from './app.js';
 export { loadConfig } from './config.js';
 export type { Config } from './config.js';
-export { MatchingEngine, OrderBook, bookKey, leaseGroups } from './matching/index.js';
+export { OrderBook, leaseGroups } from './matching/index.js';
 export type {
   Book,
   BookEvent,
-  BookKey,
   BookSnapshot,
   CancelResult,
   Estimate,
@@ -20,3 +19,23 @@ export type {
   RejectCode,
 } from './matching/index.js';
 export { EXCHANGE_NODE_FLAGS } from './node-flags.js';
+export { JetStreamPublisher } from './events/jetstream-publisher.js';
+export type { JetStreamOptions } from './events/jetstream-publisher.js';
+export {
+  agentPermissions,
+  authorizationBlock,
+  exchangePermissions,
+} from './events/nats-permissions.js';
+export type { NatsUser, Permissions } from './events/nats-permissions.js';
+export { SILENT_LOGGER } from './logger.js';
+export type { Logger } from './logger.js';
+export { startExchange } from './server.js';
+export type { Exchange, ExchangeOptions } from './server.js';
+export {
+  banner,
+  drainOnSignals,
+  exchangeBanner,
+  readConfig,
+  runExchange,
+  startOrExit,
+} from './main.js';

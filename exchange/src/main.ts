@@ -1,141 +1,139 @@
-// Entry point of `npm start`: configure, listen, print the URL, drain on signals.
+// Entry point of `gpux exchange`: configure, start (server.ts), print the
+// start banner, drain on signals (D34).
+//
+// Everything is logged through one pino logger, the one Fastify logs requests
+// with, as JSON lines on stdout. The start banner is the exception: the lines
+// a person reads to begin (the database, the URL, the tokens, curl examples)
+// are printed plainly.
 
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-import { seedDemo } from './accounts/demo.js';
-import { buildApp } from './app.js';
-import { purgeIdempotencyKeys } from './auth/idempotency.js';
-import { newApiToken } from './auth/tokens.js';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { openPglite } from './db/pglite.js';
-import { openPostgres } from './db/postgres.js';
-import { captureWrites } from './market/capture.js';
-import { Market } from './market/market.js';
+import { MigrationError } from './db/migrate.js';
 import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
+import { startExchange } from './server.js';
+import type { Exchange } from './server.js';
 
-function readConfig(): Config {
+/** The start banner: plain lines for a person, not log records. */
+export function banner(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
-    return loadConfig(process.env);
+    return loadConfig(env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(err.message);
+      // No configuration means no configured level: the default logger says why.
+      pino().fatal({ problems: err.problems }, err.message);
       process.exit(2);
     }
     throw err;
   }
 }
 
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/** D34: PostgreSQL when DATABASE_URL is set, else PGlite on disk under GPUX_DATA_DIR. */
-async function openDatabase(config: Config): Promise<Database> {
-  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
-  const dir = join(config.dataDir, 'pgdata');
-  mkdirSync(dir, { recursive: true });
-  return openPglite(dir);
-}
-
-const config = readConfig();
-const missingFlags = EXCHANGE_NODE_FLAGS.filter((f) => !process.execArgv.includes(f));
-if (missingFlags.length > 0) {
-  console.log(
-    `note: node runs without ${missingFlags.join(' ')}, which npm start uses (exchange/src/node-flags.ts says why)`,
+/** What a person needs to begin: where the database is, the URL, the tokens. */
+export function exchangeBanner(config: Config, ex: Exchange): void {
+  banner(
+    `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
+      (ex.applied.length > 0
+        ? `, migrations applied: ${ex.applied.join(', ')}`
+        : ', schema up to date'),
   );
-}
-const opened = await openDatabase(config);
-const db =
-  config.captureWritesFile === undefined ? opened : captureWrites(opened, config.captureWritesFile);
-if (config.captureWritesFile !== undefined) {
-  console.log(
-    `note: every write batch is also appended to ${config.captureWritesFile} (GPUX_CAPTURE_WRITES)`,
-  );
-}
-const applied = await migrate(db);
-console.log(
-  `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
-    (applied.length > 0 ? `, migrations applied: ${applied.join(', ')}` : ', schema up to date'),
-);
-let adminToken = config.adminToken;
-if (adminToken === undefined) {
-  adminToken = newApiToken();
-  console.log(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${adminToken}`);
-}
-// Every book is rebuilt from the database before the first request (flow 5).
-const market = await Market.open(db, { provisioningTimeoutMs: config.provisioningTimeoutMs });
-const app = buildApp(config, { db, adminToken, market });
-// D34: demo data on the embedded database, or on PostgreSQL when asked for.
-const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
-
-// D23: keys are kept 24 h; forget older ones once an hour.
-const purge = setInterval(
-  () => void purgeIdempotencyKeys(db, Date.now()).catch(() => undefined),
-  3_600_000,
-);
-purge.unref();
-
-let draining = false;
-async function drain(signal: NodeJS.Signals): Promise<void> {
-  if (draining) {
-    // A second signal means the operator will not wait for in-flight requests.
-    process.exit(1);
+  if (config.adminToken === undefined) {
+    banner(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${ex.adminToken}`);
   }
-  draining = true;
-  console.log(`${signal} received, draining`);
+  banner(`listening on ${ex.url}`);
+  banner(`agents' gRPC service on port ${ex.grpcPort}`);
+  if (ex.demo === undefined) return;
+  banner(`demo buyer token (${ex.demo.buyerAccountId}): ${ex.demo.buyerToken}`);
+  banner(
+    `demo provider token (${ex.demo.providerAccountId}, cluster ${ex.demo.clusterId}): ${ex.demo.providerToken}`,
+  );
+}
+
+/**
+ * Start, or say why not: an edited migration (D34's refusal) is a message
+ * for the operator on stderr without a stack trace; anything else is logged
+ * with its cause. Exits 1 either way.
+ */
+export async function startOrExit(
+  config: Config,
+  logger: Logger,
+  start: () => Promise<Exchange>,
+): Promise<Exchange> {
+  const missingFlags = EXCHANGE_NODE_FLAGS.filter((f) => !process.execArgv.includes(f));
+  if (missingFlags.length > 0) {
+    logger.warn(
+      { missing: missingFlags },
+      'node runs without flags that npm start uses (exchange/src/node-flags.ts says why)',
+    );
+  }
   try {
-    // Stops accepting connections, lets in-flight requests finish (D34).
-    await app.close();
-    await market.close();
-    await db.close();
-    process.exit(0);
+    return await start();
   } catch (err) {
-    console.error('shutdown failed', err);
+    if (err instanceof MigrationError) process.stderr.write(`${err.message}\n`);
+    else logger.fatal({ err }, 'the exchange could not start');
     process.exit(1);
   }
 }
-process.on('SIGTERM', (signal) => void drain(signal));
-process.on('SIGINT', (signal) => void drain(signal));
 
-await app.listen({ host: config.host, port: config.port });
-// PORT=0 picks a free port, so print the one actually bound.
-const { port } = app.server.address() as AddressInfo;
-const url = urlOf(config.host, port);
-console.log(`listening on ${url}`);
-if (demo !== undefined) {
-  console.log(`demo buyer token (${demo.buyerAccountId}): ${demo.buyerToken}`);
-  console.log(
-    `demo provider token (${demo.providerAccountId}, cluster ${demo.clusterId}): ${demo.providerToken}`,
+/** SIGTERM / SIGINT drain (D34); a second signal exits at once. */
+export function drainOnSignals(
+  logger: Logger,
+  drainTimeoutMs: number,
+  stop: (timeoutMs: number) => Promise<{ forced: boolean }>,
+): void {
+  let draining = false;
+  const drain = async (signal: NodeJS.Signals): Promise<void> => {
+    if (draining) {
+      // A second signal means the operator will not wait for in-flight requests.
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    draining = true;
+    logger.info({ signal, timeoutMs: drainTimeoutMs }, `${signal} received, draining`);
+    try {
+      const { forced } = await stop(drainTimeoutMs);
+      if (forced) logger.warn('drain deadline passed: the remaining connections were closed');
+      logger.info('drained; exiting');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', (signal) => void drain(signal));
+  process.on('SIGINT', (signal) => void drain(signal));
+}
+
+/** `gpux exchange`: the exchange alone (the demo nodes offered when the demo data is on). */
+export async function runExchange(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = readConfig(env);
+  const logger = pino({ level: config.logLevel });
+  const ex = await startOrExit(config, logger, () =>
+    startExchange(config, { logger, demoSells: true }),
   );
-  // Something to buy: the demo provider offers two of its nodes if it offers none.
-  const offered = await db.query(
-    'SELECT 1 FROM orders WHERE cluster_id = $1 AND book_state IS NOT NULL LIMIT 1',
-    [demo.clusterId],
+  drainOnSignals(logger, config.drainTimeoutMs, (ms) => ex.drain(ms));
+  exchangeBanner(config, ex);
+  if (ex.demo === undefined) return;
+  banner(`try: curl -H 'Authorization: Bearer ${ex.demo.buyerToken}' ${ex.url}/v1/account`);
+  banner(
+    `     curl -H 'Authorization: Bearer ${ex.demo.buyerToken}' -H 'Content-Type: application/json' ` +
+      `-d '{"side":"buy","gpu_type":"h100","zone":"us-west-1","gpu_count":8,"duration_hours":2}' ${ex.url}/v1/orders`,
   );
-  if (offered.length === 0) {
-    await app.inject({
-      method: 'POST',
-      url: '/v1/orders',
-      headers: { authorization: `Bearer ${demo.providerToken}` },
-      payload: {
-        side: 'sell',
-        gpu_type: 'h100',
-        zone: 'us-west-1',
-        gpu_count: 16,
-        duration_hours: 720,
-        limit_price: 2.5,
-        cluster_id: demo.clusterId,
-      },
-    });
-  }
-  console.log(`try: curl -H 'Authorization: Bearer ${demo.buyerToken}' ${url}/v1/account`);
-  console.log(
-    `     curl -H 'Authorization: Bearer ${demo.buyerToken}' -H 'Content-Type: application/json' ` +
-      `-d '{"side":"buy","gpu_type":"h100","zone":"us-west-1","gpu_count":8,"duration_hours":2}' ${url}/v1/orders`,
-  );
+}
+
+// Run when started as a program (node exchange/dist/main.js), not when imported (cli/).
+if (
+  process.argv[1] !== undefined &&
+  realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
+  await runExchange();
 }

@@ -1,6 +1,7 @@
 import type { Directory } from './accounts/directory.js';
 import type { RateLimiter } from './auth/rate-limit.js';
 import type { Database } from './db/database.js';
+import type { SecretBox } from './leases/secret-box.js';
 import type { Market } from './market/market.js';
 
 /** What the routes work with; main.ts opens them, tests bring their own. */
@@ -10,11 +11,33 @@ export interface Services {
   readonly adminToken: string;
   /** The books and their writers, rebuilt from the database before traffic. */
   readonly market: Market;
+  /** D28: opens the kubeconfigs agents report, sealed at rest. */
+  readonly secrets: SecretBox;
 }
 
-/** Services plus what buildApp makes from the configuration. */
+/**
+ * Services plus what buildApp makes from the configuration. Routes and
+ * guards read it only while they handle a request, never when they are
+ * registered, so an app can be built without services (offlineContext).
+ */
 export interface RouteContext extends Services {
   readonly limiter: RateLimiter;
   /** Tokens' principals and providers' clusters, cached (accounts/directory.ts). */
   readonly directory: Directory;
+}
+
+/**
+ * The context of an app built with no services, to generate its OpenAPI
+ * document (npm run gen) without a database: any use of it throws, so a
+ * route that reached for a service while being registered would fail the
+ * generation rather than open a connection.
+ */
+export function offlineContext(): RouteContext {
+  return new Proxy({} as RouteContext, {
+    get(_target, property) {
+      throw new Error(
+        `an app built without services used ctx.${String(property)}; routes may read services only while they handle a request`,
+      );
+    },
+  });
 }

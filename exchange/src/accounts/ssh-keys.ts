@@ -1,41 +1,39 @@
 // SSH public keys (D32): parsed and checked, stored with their OpenSSH
 // SHA256 fingerprint.
+//
+// Parser: `ssh2`'s `utils.parseKey` (ssh2 1.17.0, pinned). The provider
+// agent's SSH gateway is built on the same library and loads the keys a
+// lease's account had with that same function (the provider building-blocks
+// notes, §3), so a key accepted here
+// is one the gateway can load; sshpk would be a second parser with its own
+// idea of what a key is. parseKey alone is too lenient for an API input (it
+// takes private keys, PuTTY and RFC 4716 files, DSA keys, certificates, and
+// comments spanning lines), so the checks around it keep to one OpenSSH
+// public key line of the types below, and node's crypto then loads the key
+// material itself (a point off its curve, a malformed RSA key).
 
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 
 import { GpuxError, newId } from '@gpux/shared';
+import ssh2 from 'ssh2';
 
 import type { Queryable } from '../db/database.js';
 
 /**
- * Key types the SSH gateway accepts (DSA and others are refused), with the
- * number of SSH string fields their blob holds, the type name included
- * (RFC 4253 6.6, RFC 5656, RFC 8709, OpenSSH PROTOCOL.u2f).
+ * Key types the SSH gateway accepts: what ssh2 can verify, less DSA (1024-bit
+ * and SHA-1 only; OpenSSH disabled it). Security-key kinds (`sk-…`) are not
+ * here: ssh2 cannot parse or verify them, so the gateway could not use one.
  */
-const FIELDS: Readonly<Record<string, number>> = {
-  'ssh-ed25519': 2,
-  'ssh-rsa': 3,
-  'ecdsa-sha2-nistp256': 3,
-  'ecdsa-sha2-nistp384': 3,
-  'ecdsa-sha2-nistp521': 3,
-  'sk-ssh-ed25519@openssh.com': 3,
-  'sk-ecdsa-sha2-nistp256@openssh.com': 4,
-};
-export const SSH_KEY_TYPES = Object.keys(FIELDS);
+export const SSH_KEY_TYPES: readonly string[] = [
+  'ssh-ed25519',
+  'ssh-rsa',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+];
 
-/** The blob's SSH string fields, or undefined when they do not fill it exactly. */
-function fieldsOf(blob: Buffer): Buffer[] | undefined {
-  const fields: Buffer[] = [];
-  let at = 0;
-  while (at < blob.length) {
-    if (at + 4 > blob.length) return undefined;
-    const length = blob.readUInt32BE(at);
-    if (at + 4 + length > blob.length) return undefined;
-    fields.push(blob.subarray(at + 4, at + 4 + length));
-    at += 4 + length;
-  }
-  return fields;
-}
+/** RSA keys shorter than this are refused: 1024 bits is within reach of a factoring effort. */
+export const MIN_RSA_BITS = 2048;
 
 export interface ParsedKey {
   readonly type: string;
@@ -47,27 +45,43 @@ export interface ParsedKey {
 
 /**
  * An OpenSSH public key line, `type base64 [comment]`. The blob must decode
- * and name the same type inside (its first field), so a pasted private key,
- * a truncated line or a relabelled blob is refused.
+ * to exactly the fields of its type and name the same type inside, so a
+ * pasted private key, a truncated line or a relabelled blob is refused.
  */
 export function parsePublicKey(line: string): ParsedKey {
   const bad = (why: string): GpuxError => new GpuxError('invalid_request', `public_key: ${why}`);
-  const parts = line.trim().split(/\s+/);
-  const [type, data] = parts;
+  const text = line.trim();
+  if (/[\r\n]/.test(text)) throw bad('expected one line, "<type> <base64> [comment]"');
+  const [type, data] = text.split(/\s+/);
   if (type === undefined || data === undefined) throw bad('expected "<type> <base64> [comment]"');
-  const expected = FIELDS[type];
-  if (expected === undefined) {
+  if (!SSH_KEY_TYPES.includes(type)) {
     throw bad(`key type ${type.slice(0, 40)} is not accepted (${SSH_KEY_TYPES.join(', ')})`);
   }
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data) || data.length % 4 !== 0) throw bad('not base64');
-  const blob = Buffer.from(data, 'base64');
-  const fields = fieldsOf(blob);
-  if (fields?.length !== expected || fields[0]?.toString('latin1') !== type) {
+  // The comment plays no part, and ssh2 wants exactly one space after the type.
+  const key = ssh2.utils.parseKey(`${type} ${data}`);
+  if (key instanceof Error || key.isPrivateKey() || key.type !== type) {
     throw bad('key data is truncated or does not match its type');
   }
-  if (type.includes('ed25519') && fields[1]?.length !== 32) throw bad('an ed25519 key is 32 bytes');
+  // parseKey reads the fields it needs; the blob it rebuilds from them must be
+  // the whole blob given (no trailing bytes, nothing re-encoded).
+  const blob = Buffer.from(data, 'base64');
+  if (!key.getPublicSSH().equals(blob))
+    throw bad('key data is truncated or does not match its type');
+  let material;
+  try {
+    material = createPublicKey(key.getPublicPEM());
+  } catch {
+    throw bad('the key data is not a valid key of its type');
+  }
+  if (type === 'ssh-rsa') {
+    const bits = material.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < MIN_RSA_BITS) {
+      throw bad(`an RSA key must have at least ${MIN_RSA_BITS} bits; this one has ${bits}`);
+    }
+  }
   const fingerprint = `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
-  return { type, normalized: `${type} ${data}`, fingerprint };
+  return { type, normalized: `${type} ${blob.toString('base64')}`, fingerprint };
 }
 
 export interface SshKeyView {

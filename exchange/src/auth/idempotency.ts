@@ -4,11 +4,15 @@
 // (422); while the first is still running, idempotency_key_in_progress (409).
 //
 // The key is claimed with one INSERT before the handler runs, so two
-// concurrent requests with one key cannot both run. A claim whose request
-// never recorded its answer (the process died in between) stays in progress
-// until the key expires: the request may have happened, and running it again
-// could place a second order; the client looks at its orders instead.
-// Answers of 5xx are not kept: the request did not happen, a retry may run.
+// concurrent requests with one key cannot both run. A request that changes
+// a book (orders, cancels, terminations, resales) writes its answer in the
+// same statement as its effect (ClaimCompletion below, change-set.ts): the
+// effect and the answer are committed together or not at all. A claim still
+// in progress when its exchange process died therefore committed nothing,
+// and that process releases it when it starts again
+// (releaseAbandonedClaims, by GPUX_INSTANCE_ID), so a client's retry runs
+// exactly once. Answers of 5xx are not kept: the request did not happen, a
+// retry may run.
 
 import { createHash } from 'node:crypto';
 
@@ -16,6 +20,7 @@ import { GpuxError } from '@gpux/shared';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Queryable } from '../db/database.js';
+import type { AfterCommand } from '../market/book-writer.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -61,7 +66,15 @@ interface KeyRow {
   created_ms: number;
 }
 
-export function idempotency(app: FastifyInstance, db: Queryable, now: () => number): void {
+/** The exchange process a claim belongs to when none is configured (one process). */
+export const DEFAULT_INSTANCE_ID = 'exchange';
+
+export function idempotency(
+  app: FastifyInstance,
+  db: Queryable,
+  now: () => number,
+  instanceId: string = DEFAULT_INSTANCE_ID,
+): void {
   app.decorateRequest('idempotency', null);
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -79,9 +92,9 @@ export function idempotency(app: FastifyInstance, db: Queryable, now: () => numb
     const hash = requestHash(request);
     const t = now();
     const claimed = await db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms)
-       VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, key) DO NOTHING RETURNING 1`,
-      [accountId, key, hash, t],
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms, instance_id)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, key) DO NOTHING RETURNING 1`,
+      [accountId, key, hash, t, instanceId],
     );
     if (claimed.length === 0) {
       const [row] = await db.query<KeyRow>(
@@ -111,9 +124,10 @@ export function idempotency(app: FastifyInstance, db: Queryable, now: () => numb
       }
       // Past its 24 h: claim it anew, unless someone else just did.
       const retaken = await db.query(
-        `UPDATE idempotency_keys SET request_hash = $3, status_code = NULL, response_body = NULL, created_ms = $4
+        `UPDATE idempotency_keys SET request_hash = $3, status_code = NULL, response_body = NULL,
+                created_ms = $4, instance_id = $6
           WHERE account_id = $1 AND key = $2 AND created_ms = $5 RETURNING 1`,
-        [accountId, key, hash, t, row?.created_ms ?? -1],
+        [accountId, key, hash, t, row?.created_ms ?? -1, instanceId],
       );
       if (retaken.length === 0) {
         throw new GpuxError(
@@ -130,10 +144,12 @@ export function idempotency(app: FastifyInstance, db: Queryable, now: () => numb
     if (claim === null) return payload;
     request.idempotency = null;
     if (reply.statusCode >= 500) {
-      await db.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2', [
-        claim.accountId,
-        claim.key,
-      ]);
+      // Unless the effect and its answer were committed together (then the
+      // answer stands and a retry replays it).
+      await db.query(
+        'DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL',
+        [claim.accountId, claim.key],
+      );
       return payload;
     }
     await db.query(
@@ -152,4 +168,42 @@ export function idempotency(app: FastifyInstance, db: Queryable, now: () => numb
 /** Forget keys past their 24 h (D23). */
 export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<void> {
   await db.query('DELETE FROM idempotency_keys WHERE created_ms <= $1', [now - IDEMPOTENCY_TTL_MS]);
+}
+
+/**
+ * Claims this process left in progress when it stopped (see the top of this
+ * file): call at start, before serving. Claims made before claims named
+ * their process (instance_id NULL) are released too.
+ */
+export async function releaseAbandonedClaims(db: Queryable, instanceId: string): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM idempotency_keys
+      WHERE status_code IS NULL AND (instance_id = $1 OR instance_id IS NULL) RETURNING 1`,
+    [instanceId],
+  );
+  return rows.length;
+}
+
+/**
+ * For a request that claimed an Idempotency-Key: a completion that puts the
+ * answer `answer(outcome)` (status and body; undefined for a refusal, which
+ * changed nothing and is recorded when it is sent) into the command's batch.
+ * Undefined when the request has no claim.
+ */
+export function claimCompletion<T>(
+  request: FastifyRequest,
+  answer: (outcome: T) => { status: number; body: unknown } | undefined,
+): AfterCommand<T> | undefined {
+  const claim = request.idempotency;
+  if (claim === null) return undefined;
+  return (outcome, changes) => {
+    const a = answer(outcome);
+    if (a === undefined) return;
+    changes.answers.push({
+      account_id: claim.accountId,
+      key: claim.key,
+      status_code: a.status,
+      response_body: JSON.stringify(a.body),
+    });
+  };
 }

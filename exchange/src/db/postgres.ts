@@ -1,12 +1,18 @@
 import pg from 'pg';
 
+import type { Logger } from '../logger.js';
+import { SILENT_LOGGER } from '../logger.js';
 import type { Database, Queryable, QueryOptions } from './database.js';
 import { parseInt8 } from './database.js';
 
 const INT8_OID = 20;
 
 /** A real PostgreSQL server (DATABASE_URL). */
-export function openPostgres(connectionString: string, maxConnections = 10): Database {
+export function openPostgres(
+  connectionString: string,
+  maxConnections = 10,
+  logger: Logger = SILENT_LOGGER,
+): Database {
   const pool = new pg.Pool({
     connectionString,
     max: maxConnections,
@@ -28,7 +34,9 @@ export function openPostgres(connectionString: string, maxConnections = 10): Dat
   });
   // An idle client's error (server restart) must not crash the process; the
   // next query gets a fresh connection or fails on its own.
-  pool.on('error', () => undefined);
+  pool.on('error', (err) => {
+    logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it');
+  });
 
   const on = (client: pg.PoolClient | pg.Pool): Queryable => ({
     async query<Row>(
@@ -60,7 +68,10 @@ export function openPostgres(connectionString: string, maxConnections = 10): Dat
         await client.query('COMMIT');
         return value;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+          // The connection is likely gone; the error that matters is rethrown below.
+          logger.warn({ err: rollbackErr }, 'ROLLBACK failed after a failed transaction');
+        });
         throw err;
       } finally {
         client.release();

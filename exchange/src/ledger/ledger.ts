@@ -2,7 +2,6 @@
 // ledger transaction; the database refuses an unbalanced one at commit
 // (migrations/0001), and this module refuses it before it gets there.
 
-import { PLATFORM_FEE_PERCENT, splitFee } from '@gpux/shared';
 import type { Cents } from '@gpux/shared';
 
 import type { Queryable } from '../db/database.js';
@@ -60,47 +59,6 @@ export function assertBalanced(postings: readonly Posting[]): void {
     sum += p.amountCents;
   }
   if (sum !== 0) throw new LedgerError(`postings sum to ${sum}, not 0`);
-}
-
-/**
- * D2: the postings of one fill worth `computeCents`: the buyer pays it plus
- * the fee, the seller is owed it less the fee, the platform gets both fees.
- * Zero amounts are left out (a fill too small for a fee has none).
- */
-export function fillPostings(
-  buyerAccountId: string,
-  sellerAccountId: string,
-  computeCents: Cents,
-): Posting[] {
-  const { fee } = splitFee(computeCents, PLATFORM_FEE_PERCENT);
-  const all: Posting[] = [
-    { accountId: buyerAccountId, kind: 'buyer_charge', amountCents: -computeCents },
-    { accountId: buyerAccountId, kind: 'buyer_fee', amountCents: -fee },
-    { accountId: sellerAccountId, kind: 'seller_proceeds', amountCents: computeCents },
-    { accountId: sellerAccountId, kind: 'seller_fee', amountCents: -fee },
-    { accountId: PLATFORM_ACCOUNT_ID, kind: 'platform_fee', amountCents: 2 * fee },
-  ];
-  return all.filter((p) => p.amountCents !== 0);
-}
-
-/** Write one balanced transaction, inside the caller's database transaction. */
-export async function post(tx: Queryable, t: LedgerTransaction): Promise<void> {
-  assertBalanced(t.postings);
-  await tx.query(
-    'INSERT INTO ledger_transactions (id, kind, order_id, lease_id) VALUES ($1, $2, $3, $4)',
-    [t.id, t.kind, t.orderId ?? null, t.leaseId ?? null],
-  );
-  const values: string[] = [];
-  const params: unknown[] = [t.id];
-  for (const p of t.postings) {
-    const i = params.length;
-    values.push(`($1, $${i + 1}, $${i + 2}, $${i + 3})`);
-    params.push(p.accountId, p.kind, p.amountCents);
-  }
-  await tx.query(
-    `INSERT INTO ledger_entries (transaction_id, account_id, kind, amount_cents) VALUES ${values.join(', ')}`,
-    params,
-  );
 }
 
 /** An account's balance: the sum of its entries (D33). */

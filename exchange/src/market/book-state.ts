@@ -1,122 +1,61 @@
 // Everything one book owns, in memory, changed by its single writer only:
 // the matching engine's book, its open orders' rows, its clusters' node
-// capacity and its live leases. Commands run synchronously and record what
-// they changed in a ChangeSet, which the writer commits (book-writer.ts).
+// capacity (capacity.ts) and its live leases (book-leases.ts). Commands run
+// synchronously, record what they changed in a ChangeSet, which the writer
+// commits (book-writer.ts), and return rows and typed outcomes: a refusal is
+// returned (refusal.ts), a throw is a bug that costs the book a rebuild.
 //
-// Money rules: D2 (fees), D3 (ledger), D4/D26 (refunds), D25 (failed),
-// D27 (resale). Lease rules: D11, D25-D27, D31.
+// Order rules: D3 (credit holds), D9-D17 (the engine), D31 (capacity).
+// Lease rules: book-leases.ts.
 
-import {
-  GPUS_PER_NODE,
-  GpuxError,
-  HOUR_MS,
-  SUBJECTS,
-  leaseNamespace,
-  mulDivHalfEven,
-  newId,
-  splitFee,
-} from '@gpux/shared';
+import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
 import type { CancelReason, GpuType, Zone } from '@gpux/shared';
 
-import { PLATFORM_ACCOUNT_ID, fillPostings } from '../ledger/ledger.js';
-import type { Posting } from '../ledger/ledger.js';
+import { resaleOrder } from '../leases/resale.js';
+import { chargedCents, holdAfter, priceMovedPastHold } from '../orders/credit.js';
+import type { ResaleRequest } from '../leases/resale.js';
 import { leaseGroups } from '../matching/index.js';
-import type { BookEvent, Fill, LeaseGroup, OrderBook } from '../matching/index.js';
+import type { BookEvent, Fill, OrderBook } from '../matching/index.js';
+import { BookLeases } from './book-leases.js';
+import type { LeaseHost, LiveLease } from './book-leases.js';
+import { freeNodes } from './capacity.js';
+import type { ClusterState, NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
+import { refuse } from './refusal.js';
+import type { Refusal } from './refusal.js';
 import { inputOf, statusOf, syncBookColumns } from './rows.js';
-import type { FillRow, LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
-import { orderView, refundAt } from './views.js';
-import type { OrderJson } from './views.js';
+import type { FillRow, OrderRow } from './rows.js';
+import type { CancelOutcome, PlaceOutcome, ResellOutcome, TerminateOutcome } from './outcomes.js';
 
-export interface NodeState {
-  readonly id: string;
-  readonly hostname: string;
-  status: 'available' | 'online' | 'offline';
-}
+export type { LiveLease };
 
-export interface ClusterState {
-  readonly id: string;
-  readonly providerAccountId: string;
-  readonly nodes: NodeState[];
-  /** node id → the live lease on it. */
-  readonly leased: Map<string, string>;
-  /** Nodes offered by the cluster's open sell orders (resales excluded). */
-  openSellNodes: number;
-  /** Where the search for a free node starts: just after the last one leased. */
-  nextFree: number;
-}
-
-export interface LiveLease {
-  readonly row: LeaseRow;
-  nodes: LeaseNodeRow[];
-  /** Its pending resell order, if any (D27). */
-  resaleOrderId: string | null;
-}
-
-/** D31: nodes a new sell order may still offer. */
-export function freeNodes(c: ClusterState): number {
-  let up = 0;
-  for (const n of c.nodes) if (n.status !== 'offline') up++;
-  return up - c.leased.size - c.openSellNodes;
-}
-
-export interface PlaceRejection {
-  readonly ok: false;
-  readonly code:
-    | 'insufficient_liquidity'
-    | 'self_trade_prevented'
-    | 'invalid_request'
-    | 'price_out_of_collar'
-    | 'order_value_too_low';
-  readonly message: string;
-  readonly missingGpus?: number | undefined;
-}
-
-export type PlaceOutcome = { readonly ok: true; readonly order: OrderJson } | PlaceRejection;
-
-export type ResellOutcome =
-  | { readonly live: false }
-  | ({ readonly live: true } & PlaceRejection)
-  | {
-      readonly live: true;
-      readonly ok: true;
-      /** The resell order as placed, and its fill if a buyer took it at once. */
-      readonly order: OrderRow;
-      readonly fills: readonly FillRow[];
-      /** The lease as it is now: `refund_cents` is the original refund once sold. */
-      readonly sourceLease: LeaseRow;
-    };
-
-export type CancelOutcome =
-  | { readonly open: true; readonly cancelledGpus: number; readonly cancelledAt: number }
-  | { readonly open: false };
-
-export type TerminateOutcome =
-  | {
-      readonly live: true;
-      readonly lease: LeaseRow;
-      readonly terminatedAt: number;
-      readonly usedMs: number;
-      readonly remainingMs: number;
-      readonly refundCents: number;
-    }
-  | { readonly live: false };
+export type {
+  CancelOutcome,
+  PlaceOutcome,
+  Placed,
+  ResellOutcome,
+  TerminateOutcome,
+} from './outcomes.js';
 
 export interface BookStateOptions {
   /** D25: a lease still provisioning after this long fails, refunded in full. */
   readonly provisioningTimeoutMs: number;
 }
 
-export class BookState {
+function notActive(leaseId: string): Refusal {
+  return refuse('lease_not_active', `lease ${leaseId} is no longer active`);
+}
+
+export class BookState implements LeaseHost {
   /** Open orders by id (resting, scheduled, unseen). */
   readonly orders = new Map<string, OrderRow>();
   readonly clusters = new Map<string, ClusterState>();
-  readonly leases = new Map<string, LiveLease>();
-  /** The last fill's number in this book (fills.book_seq). */
-  fillSeq: number;
+  /** Open buys holding credit (D3, orders/credit.ts): order id → the hold. */
+  readonly holds = new Map<string, number>();
+  private readonly leaseBook: BookLeases;
 
   // The running command.
-  private changes: ChangeSet | null = null;
+  private current: ChangeSet | null = null;
   private touched = new Set<string>();
   private newFills: FillRow[] = [];
   /** Cancellations the exchange caused, whose reason is not the engine's "user". */
@@ -127,37 +66,248 @@ export class BookState {
     readonly zone: Zone,
     readonly book: OrderBook,
     fillSeq: number,
-    private readonly options: BookStateOptions,
+    options: BookStateOptions,
   ) {
-    this.fillSeq = fillSeq;
+    this.leaseBook = new BookLeases(
+      gpuType,
+      zone,
+      this.clusters,
+      fillSeq,
+      options.provisioningTimeoutMs,
+    );
   }
 
-  /** A new order, already validated against the account (the route did). */
-  place(row: OrderRow, now: number, changes: ChangeSet): PlaceOutcome {
-    this.begin(changes);
-    try {
-      const placed = this.placeRow(row, now);
-      if (!placed.ok) return placed;
+  /** The book's live leases by id. */
+  get leases(): Map<string, LiveLease> {
+    return this.leaseBook.live;
+  }
+
+  /** The last fill's number in this book (fills.book_seq). */
+  get fillSeq(): number {
+    return this.leaseBook.fillSeq;
+  }
+
+  /**
+   * A new order, already checked against the account (orders/intake.ts).
+   * `holdCents`: the credit the buy holds (D3); a market buy whose fills
+   * would now cost more is refused with insufficient_funds.
+   */
+  place(row: OrderRow, now: number, changes: ChangeSet, holdCents?: number): PlaceOutcome {
+    return this.command(changes, () => {
+      if (holdCents === undefined) return this.placeRow(row, now);
+      const outcome = this.placeHeld(row, now, holdCents);
+      if (!outcome.ok) changes.hold(row.id, 0);
+      return outcome;
+    });
+  }
+
+  /** DELETE /v1/orders/{id}. */
+  cancel(orderId: string, accountId: string, now: number, changes: ChangeSet): CancelOutcome {
+    const row = this.orders.get(orderId);
+    if (row === undefined || row.account_id !== accountId) return { ok: false };
+    return this.command(changes, () => {
+      const result = this.book.cancel(orderId, now);
+      this.handle(result.events);
+      if (!result.ok) return { ok: false };
       return {
         ok: true,
-        order: orderView(
-          row,
-          this.newFills.filter((f) => isOf(f, row.id)),
-        ),
+        cancelledGpus: result.nodes * GPUS_PER_NODE,
+        cancelledAt: row.cancelled_ms ?? now,
       };
+    });
+  }
+
+  /** D26: terminate a live lease of `accountId` now, with the refund of the rest. */
+  terminate(leaseId: string, accountId: string, now: number, changes: ChangeSet): TerminateOutcome {
+    const live = this.leases.get(leaseId);
+    if (live === undefined || live.row.account_id !== accountId) return notActive(leaseId);
+    return this.command(changes, () => {
+      this.advance(now);
+      // The lease may have ended while the clock advanced.
+      if (!this.leases.has(leaseId)) return notActive(leaseId);
+      if (BookLeases.soldAhead(live)) {
+        return refuse(
+          'lease_not_active',
+          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()} (D27)`,
+        );
+      }
+      const refund = this.leaseBook.terminate(this, live, now);
+      return { ok: true, lease: { ...live.row }, terminatedAt: now, refund };
+    });
+  }
+
+  /** D27: offer a live lease of `accountId` for resale, as one sell of the whole lease. */
+  resell(leaseId: string, request: ResaleRequest, now: number, changes: ChangeSet): ResellOutcome {
+    const live = this.leases.get(leaseId);
+    if (live === undefined || live.row.account_id !== request.accountId) return notActive(leaseId);
+    return this.command(changes, () => {
+      this.advance(now);
+      if (!this.leases.has(leaseId) || BookLeases.soldAhead(live)) return notActive(leaseId);
+      // A lease still provisioning may yet fail and be refunded in full
+      // (D25): it is resold once it is active.
+      if (live.row.status !== 'active') {
+        return refuse(
+          'lease_not_ready',
+          `lease ${leaseId} is still provisioning; it can be resold once it is active`,
+        );
+      }
+      if (live.resaleOrderId !== null) {
+        return refuse(
+          'invalid_request',
+          `lease ${leaseId} is already offered by resell order ${live.resaleOrderId}; cancel it first (DELETE /v1/orders/${live.resaleOrderId})`,
+        );
+      }
+      const row = resaleOrder(live.row, request, now);
+      if (!row.ok) return row;
+      const placed = this.placeRow(row.order, now);
+      if (!placed.ok) return placed;
+      const [fill] = placed.fills;
+      const transferAt =
+        fill === undefined
+          ? undefined
+          : (this.leases.get(fill.lease_id)?.row.start_ms ?? fill.at_ms);
+      return { ...placed, sourceLease: { ...live.row }, window: row.window, transferAt };
+    });
+  }
+
+  /** The agent reported the lease provisioned (D25): provisioning → active. */
+  leaseReady(leaseId: string, now: number, changes: ChangeSet): boolean {
+    return this.leaseBook.ready(leaseId, now, changes);
+  }
+
+  /**
+   * The agent reported that it cannot provision the lease: it fails now, with
+   * D25's full refund, without waiting for the timeout. Only a lease still
+   * provisioning fails so; returns whether it did.
+   */
+  leaseFailed(leaseId: string, now: number, changes: ChangeSet): boolean {
+    const live = this.leases.get(leaseId);
+    if (live === undefined || live.row.status !== 'provisioning') return false;
+    return this.command(changes, () => {
+      this.advance(now);
+      if (!this.leases.has(leaseId)) return false;
+      this.leaseBook.fail(this, live, now);
+      return true;
+    });
+  }
+
+  /**
+   * D29: nodes of a cluster change status (heartbeats, silence). When fewer
+   * nodes are up than the cluster's open sells and live leases need, its
+   * newest sells are withdrawn (cancel_reason nodes_offline) until they fit;
+   * live leases stay (the lease read shows their nodes' status).
+   */
+  setNodeStatus(
+    clusterId: string,
+    statuses: ReadonlyMap<string, NodeState['status']>,
+    now: number,
+    changes: ChangeSet,
+  ): void {
+    const cluster = this.cluster(clusterId);
+    this.command(changes, () => {
+      this.advance(now);
+      for (const n of cluster.nodes) {
+        const status = statuses.get(n.id);
+        if (status === undefined || status === n.status) continue;
+        n.status = status;
+        changes.nodes.push({ id: n.id, status });
+      }
+      if (freeNodes(cluster) >= 0) return;
+      const sells = [...this.orders.values()]
+        .filter(
+          (o) => o.cluster_id === clusterId && o.side === 'sell' && o.resale_lease_id === null,
+        )
+        .sort((a, b) => b.created_ms - a.created_ms || (b.id < a.id ? -1 : 1));
+      for (const sell of sells) {
+        if (freeNodes(cluster) >= 0) break;
+        this.withdraw(sell.id, 'nodes_offline', now);
+      }
+    });
+  }
+
+  /** Time passes: the book's timers, lease ends (D25) and provisioning timeouts. */
+  tick(now: number, changes: ChangeSet): void {
+    this.command(changes, () => this.advance(now));
+  }
+
+  // ---- internals ----
+
+  /** Run one command: its changes go to `changes`, touched orders are synced at the end. */
+  private command<T>(changes: ChangeSet, run: () => T): T {
+    this.current = changes;
+    this.touched = new Set();
+    this.newFills = [];
+    this.reasonOverride = new Map();
+    try {
+      const result = run();
+      this.finish();
+      return result;
     } finally {
-      this.end();
+      this.current = null;
     }
   }
 
-  private placeRow(row: OrderRow, now: number): PlaceRejection | { readonly ok: true } {
+  /** The running command's change set. */
+  get changes(): ChangeSet {
+    if (this.current === null) throw new InvariantError('no command is running');
+    return this.current;
+  }
+
+  // ---- LeaseHost: what the leases use of the running command ----
+
+  touch(orderId: string): void {
+    this.touched.add(orderId);
+  }
+
+  filled(fill: FillRow): void {
+    this.changes.fills.push(fill);
+    this.newFills.push(fill);
+  }
+
+  withdrawResale(orderId: string, reason: CancelReason, at: number): void {
+    this.withdraw(orderId, reason, at);
+  }
+
+  /** Take an open order out of the book for a reason of the exchange's (D12). */
+  private withdraw(orderId: string, reason: CancelReason, at: number): void {
+    this.reasonOverride.set(orderId, reason);
+    this.handle(this.book.cancel(orderId, at).events);
+  }
+
+  private cluster(id: string): ClusterState {
+    const c = this.clusters.get(id);
+    if (c === undefined) {
+      throw new InvariantError(`cluster ${id} is not loaded in book ${this.gpuType}/${this.zone}`);
+    }
+    return c;
+  }
+
+  /** D3: a buy holding credit (orders/credit.ts) never costs more than its hold. */
+  private placeHeld(row: OrderRow, now: number, holdCents: number): PlaceOutcome {
+    const nodes = row.gpu_count / GPUS_PER_NODE;
+    if (row.limit_price_cents === null) {
+      const party = { accountId: row.account_id, orgId: row.organization_id };
+      const est = this.book.estimate({ nodes, durationHours: row.duration_hours, ...party }, now);
+      const moved = priceMovedPastHold(est, nodes, holdCents);
+      if (moved !== undefined) return moved;
+    }
+    this.holds.set(row.id, holdCents);
+    const outcome = this.placeRow(row, now);
+    if (!outcome.ok) this.holds.delete(row.id);
+    else if (chargedCents(outcome.fills) > holdCents) {
+      throw new InvariantError(`order ${row.id} was charged past its hold of ${holdCents} c`);
+    }
+    return outcome;
+  }
+
+  private placeRow(row: OrderRow, now: number): PlaceOutcome {
     const cluster =
       row.resale_lease_id === null && row.cluster_id !== null
         ? this.cluster(row.cluster_id)
         : undefined;
     const nodes = row.gpu_count / GPUS_PER_NODE;
     if (cluster !== undefined && freeNodes(cluster) < nodes) {
-      throw new GpuxError(
+      return refuse(
         'insufficient_capacity',
         `cluster ${cluster.id} has ${Math.max(0, freeNodes(cluster))} free nodes; the order offers ${nodes}`,
       );
@@ -165,13 +315,7 @@ export class BookState {
     const result = this.book.place(inputOf(row), now);
     if (!result.ok) {
       this.handle(result.events);
-      this.finish();
-      return {
-        ok: false,
-        code: result.code,
-        message: result.message,
-        missingGpus: result.missingGpus,
-      };
+      return refuse(result.code, result.message, result.missingGpus);
     }
     if (result.referencePrice !== undefined) row.reference_price_cents = result.referencePrice;
     this.orders.set(row.id, row);
@@ -182,153 +326,18 @@ export class BookState {
       if (lease !== undefined) lease.resaleOrderId = row.id;
     }
     this.handle(result.events);
+    // The row as the command leaves it (finish() syncs the book's columns first).
     this.finish();
-    return { ok: true };
-  }
-
-  /** DELETE /v1/orders/{id}: `open: false` when the order is not open (any more). */
-  cancel(orderId: string, accountId: string, now: number, changes: ChangeSet): CancelOutcome {
-    const row = this.orders.get(orderId);
-    if (row === undefined || row.account_id !== accountId) return { open: false };
-    this.begin(changes);
-    try {
-      const result = this.book.cancel(orderId, now);
-      this.handle(result.events);
-      this.finish();
-      if (!result.ok) return { open: false };
-      return {
-        open: true,
-        cancelledGpus: result.nodes * GPUS_PER_NODE,
-        cancelledAt: row.cancelled_ms ?? now,
-      };
-    } finally {
-      this.end();
-    }
-  }
-
-  /** D26: terminate a live lease of `accountId` now, with the refund of the rest. */
-  terminate(leaseId: string, accountId: string, now: number, changes: ChangeSet): TerminateOutcome {
-    const live = this.leases.get(leaseId);
-    if (live === undefined || live.row.account_id !== accountId) return { live: false };
-    this.begin(changes);
-    try {
-      this.advance(now);
-      // The lease may have ended while the clock advanced.
-      if (!this.leases.has(leaseId)) {
-        this.finish();
-        return { live: false };
-      }
-      const { usedMs, remainingMs, refundCents } = refundAt(live.row, now);
-      this.refund(live.row, refundCents, 'lease_refund');
-      this.endLease(live, 'terminated', 'terminated', now, refundCents, 'lease_terminated');
-      this.finish();
-      return {
-        live: true,
-        lease: { ...live.row },
-        terminatedAt: now,
-        usedMs,
-        remainingMs,
-        refundCents,
-      };
-    } finally {
-      this.end();
-    }
-  }
-
-  /**
-   * D27: offer a live lease of `accountId` for resale as one sell order for
-   * the whole lease. `build` makes the order row once the clock has
-   * advanced (the lease may have ended meanwhile).
-   */
-  resell(
-    leaseId: string,
-    accountId: string,
-    now: number,
-    changes: ChangeSet,
-    build: (lease: LeaseRow) => OrderRow,
-  ): ResellOutcome {
-    const live = this.leases.get(leaseId);
-    if (live === undefined || live.row.account_id !== accountId) return { live: false };
-    this.begin(changes);
-    try {
-      this.advance(now);
-      this.finish();
-      if (!this.leases.has(leaseId)) return { live: false };
-      if (live.resaleOrderId !== null) {
-        throw new GpuxError(
-          'invalid_request',
-          `lease ${leaseId} is already offered by resell order ${live.resaleOrderId}; cancel it first (DELETE /v1/orders/${live.resaleOrderId})`,
-        );
-      }
-      const row = build({ ...live.row });
-      const placed = this.placeRow(row, now);
-      if (!placed.ok) return { live: true, ...placed };
-      const fills = this.newFills.filter((f) => f.sell_order_id === row.id);
-      return { live: true, ok: true, order: { ...row }, fills, sourceLease: { ...live.row } };
-    } finally {
-      this.end();
-    }
-  }
-
-  /** The agent reported the lease provisioned (D25): provisioning → active. */
-  leaseReady(leaseId: string, now: number, changes: ChangeSet): boolean {
-    const live = this.leases.get(leaseId);
-    if (live === undefined || live.row.status !== 'provisioning') return false;
-    live.row.status = 'active';
-    live.row.ready_ms = now;
-    changes.lease(live.row);
-    return true;
-  }
-
-  /** Time passes: the book's timers, lease ends (D25) and provisioning timeouts. */
-  tick(now: number, changes: ChangeSet): void {
-    this.begin(changes);
-    try {
-      this.advance(now);
-      this.finish();
-    } finally {
-      this.end();
-    }
-  }
-
-  // ---- internals ----
-
-  private begin(changes: ChangeSet): void {
-    this.changes = changes;
-    this.touched = new Set();
-    this.newFills = [];
-    this.reasonOverride = new Map();
-  }
-
-  private end(): void {
-    this.changes = null;
-  }
-
-  private get cs(): ChangeSet {
-    if (this.changes === null) throw new Error('no command is running');
-    return this.changes;
-  }
-
-  private cluster(id: string): ClusterState {
-    const c = this.clusters.get(id);
-    if (c === undefined)
-      throw new Error(`cluster ${id} is not loaded in book ${this.gpuType}/${this.zone}`);
-    return c;
+    return {
+      ok: true,
+      order: { ...row },
+      fills: this.newFills.filter((f) => f.buy_order_id === row.id || f.sell_order_id === row.id),
+    };
   }
 
   private advance(now: number): void {
     this.handle(this.book.advance(now));
-    for (const live of [...this.leases.values()]) {
-      const l = live.row;
-      if (l.end_ms <= now) {
-        this.endLease(live, 'expired', 'expired', l.end_ms, null, 'expired');
-      } else if (
-        l.status === 'provisioning' &&
-        l.created_ms + this.options.provisioningTimeoutMs <= now
-      ) {
-        this.failLease(live, l.created_ms + this.options.provisioningTimeoutMs);
-      }
-    }
+    this.leaseBook.advance(this, now);
   }
 
   /** Sync every order the command touched into its row and the change set. */
@@ -339,9 +348,22 @@ export class BookState {
       const oo = this.book.openOrder(id);
       syncBookColumns(row, oo);
       row.status = statusOf(row);
-      this.cs.order(row);
+      this.changes.order(row);
       if (oo === undefined) this.orders.delete(id);
+      if (this.holds.size > 0) this.syncHold(row, oo === undefined);
     }
+    this.touched.clear();
+  }
+
+  /** D3: a held buy's hold follows what it has left; it goes when the buy closes. */
+  private syncHold(row: OrderRow, closed: boolean): void {
+    const held = this.holds.get(row.id);
+    if (held === undefined) return;
+    const next = holdAfter(row, held, closed);
+    if (next === undefined) return;
+    if (next === 0) this.holds.delete(row.id);
+    else this.holds.set(row.id, next);
+    this.changes.hold(row.id, next);
   }
 
   private handle(events: readonly BookEvent[]): void {
@@ -353,29 +375,31 @@ export class BookState {
         case 'matched':
           this.matched(ev.buyOrderId, ev.fills, ev.at);
           break;
-        case 'cancelled': {
-          const row = this.orderRow(ev.orderId);
-          row.cancelled_gpus += ev.nodes * GPUS_PER_NODE;
-          row.cancel_reason = this.reasonOverride.get(ev.orderId) ?? ev.reason;
-          row.cancelled_ms = ev.at;
-          this.touched.add(ev.orderId);
-          if (row.side === 'sell') {
-            if (row.resale_lease_id !== null) {
-              const lease = this.leases.get(row.resale_lease_id);
-              if (lease !== undefined && lease.resaleOrderId === row.id) lease.resaleOrderId = null;
-            } else if (row.cluster_id !== null) {
-              this.cluster(row.cluster_id).openSellNodes -= ev.nodes;
-            }
-          }
+        case 'cancelled':
+          this.cancelled(ev.orderId, ev.nodes, ev.reason, ev.at);
           break;
-        }
       }
     }
   }
 
-  private orderRow(id: string): OrderRow {
+  private cancelled(orderId: string, nodes: number, reason: CancelReason, at: number): void {
+    const row = this.orderRow(orderId);
+    row.cancelled_gpus += nodes * GPUS_PER_NODE;
+    row.cancel_reason = this.reasonOverride.get(orderId) ?? reason;
+    row.cancelled_ms = at;
+    this.touched.add(orderId);
+    if (row.side !== 'sell') return;
+    if (row.resale_lease_id !== null) {
+      const lease = this.leases.get(row.resale_lease_id);
+      if (lease !== undefined && lease.resaleOrderId === row.id) lease.resaleOrderId = null;
+    } else if (row.cluster_id !== null) {
+      this.cluster(row.cluster_id).openSellNodes -= nodes;
+    }
+  }
+
+  orderRow(id: string): OrderRow {
     const row = this.orders.get(id);
-    if (row === undefined) throw new Error(`book event for unknown order ${id}`);
+    if (row === undefined) throw new InvariantError(`book event for unknown order ${id}`);
     return row;
   }
 
@@ -383,254 +407,6 @@ export class BookState {
   private matched(buyOrderId: string, fills: readonly Fill[], at: number): void {
     const buy = this.orderRow(buyOrderId);
     this.touched.add(buyOrderId);
-    for (const group of leaseGroups(fills)) this.createLease(buy, group, at);
+    for (const group of leaseGroups(fills)) this.leaseBook.create(this, buy, group, at);
   }
-
-  private createLease(buy: OrderRow, group: LeaseGroup, at: number): void {
-    const gpus = group.nodes * GPUS_PER_NODE;
-    let hourly = 0;
-    for (const f of group.fills) hourly += f.price * f.nodes * GPUS_PER_NODE;
-    const compute = hourly * buy.duration_hours;
-    const { fee } = splitFee(compute);
-    const leaseId = newId('lse_');
-
-    let clusterId: string;
-    let sellerAccountId: string;
-    let nodes: { id: string; hostname: string }[];
-    let sourceLeaseId: string | null = null;
-    const isResale = group.clusterId.startsWith('lse_');
-    const resold = isResale ? this.leases.get(group.clusterId) : undefined;
-    // A resale sells the whole live lease (D27): it is all-or-nothing in the
-    // engine and cancelled when its lease ends, so anything else is a bug.
-    if (isResale && (resold === undefined || group.nodes !== resold.nodes.length)) {
-      throw new Error(
-        `resale of ${group.clusterId} filled ${group.nodes} nodes; the lease has ${resold?.nodes.length ?? 'none'} live`,
-      );
-    }
-    if (resold !== undefined) {
-      // D27: the buyer takes over the resold lease's nodes from now on.
-      clusterId = resold.row.cluster_id;
-      sellerAccountId = resold.row.account_id;
-      nodes = resold.nodes.map((n) => ({ id: n.node_id, hostname: n.hostname }));
-      sourceLeaseId = resold.row.id;
-      this.resold(resold, at, buy.duration_hours * HOUR_MS);
-    } else {
-      const cluster = this.cluster(group.clusterId);
-      clusterId = cluster.id;
-      sellerAccountId = cluster.providerAccountId;
-      // Round the cluster from where the last lease ended, so a cluster
-      // mostly leased is not searched from its first node every time.
-      nodes = [];
-      const all = cluster.nodes;
-      const from = cluster.nextFree;
-      for (let k = 0; k < all.length && nodes.length < group.nodes; k++) {
-        const i = (from + k) % all.length;
-        const n = all[i]!;
-        if (n.status !== 'offline' && !cluster.leased.has(n.id)) {
-          nodes.push(n);
-          cluster.nextFree = i + 1;
-        }
-      }
-      if (nodes.length < group.nodes) {
-        // freeNodes() is checked before every sell enters the book, so this is a bug.
-        throw new Error(`cluster ${cluster.id} has fewer free nodes than its sells offered`);
-      }
-      cluster.openSellNodes -= group.nodes;
-    }
-    const cluster = this.cluster(clusterId);
-    for (const n of nodes) cluster.leased.set(n.id, leaseId);
-
-    const row: LeaseRow = {
-      id: leaseId,
-      account_id: buy.account_id,
-      organization_id: buy.organization_id,
-      buy_order_id: buy.id,
-      seller_account_id: sellerAccountId,
-      cluster_id: clusterId,
-      gpu_type: this.gpuType,
-      zone: this.zone,
-      gpu_count: gpus,
-      hourly_cents: hourly,
-      compute_cents: compute,
-      fee_cents: fee,
-      start_ms: at,
-      end_ms: at + buy.duration_hours * HOUR_MS,
-      created_ms: at,
-      status: 'provisioning',
-      ended_ms: null,
-      end_reason: null,
-      refund_cents: null,
-      source_lease_id: sourceLeaseId,
-      ready_ms: null,
-    };
-    const nodeRows = nodes.map((n) => ({ lease_id: leaseId, node_id: n.id, hostname: n.hostname }));
-    this.leases.set(leaseId, { row, nodes: nodeRows, resaleOrderId: null });
-    this.cs.lease(row);
-    this.cs.leaseNodes.push(...nodeRows);
-
-    for (const f of group.fills) {
-      const sell = this.orderRow(f.sellOrderId);
-      sell.filled_gpus += f.nodes * GPUS_PER_NODE;
-      sell.filled_ms = at;
-      this.touched.add(sell.id);
-      buy.filled_gpus += f.nodes * GPUS_PER_NODE;
-      buy.filled_ms = at;
-      const fill: FillRow = {
-        id: newId('trd_'),
-        gpu_type: this.gpuType,
-        zone: this.zone,
-        buy_order_id: buy.id,
-        sell_order_id: sell.id,
-        lease_id: leaseId,
-        gpus: f.nodes * GPUS_PER_NODE,
-        price_cents: f.price,
-        hours: buy.duration_hours,
-        at_ms: at,
-        book_seq: ++this.fillSeq,
-      };
-      this.cs.fills.push(fill);
-      this.newFills.push(fill);
-    }
-    // D2: the buyer pays compute + fee, the seller gets compute − fee.
-    this.cs.post({
-      id: newId('txn_'),
-      kind: 'lease_charge',
-      orderId: buy.id,
-      leaseId,
-      postings: fillPostings(buy.account_id, sellerAccountId, compute),
-    });
-    this.cs.outbox.push({
-      event_id: newId('evt_'),
-      subject: SUBJECTS.leaseProvision(clusterId),
-      payload: {
-        lease_id: leaseId,
-        cluster_id: clusterId,
-        account_id: buy.account_id,
-        namespace: leaseNamespace(leaseId),
-        nodes: nodeRows.map((n) => n.hostname),
-        gpu_count: gpus,
-        start_ms: row.start_ms,
-        end_ms: row.end_ms,
-        source_lease_id: sourceLeaseId,
-      },
-      created_ms: at,
-    });
-  }
-
-  /**
-   * D27: the resold lease ends at the transfer; its holder gets back the
-   * original rate for the hours nobody uses (the rest after the buyer's
-   * lease), reversed from the seller who was paid for them.
-   */
-  private resold(live: LiveLease, at: number, soldMs: number): void {
-    const unusedMs = Math.max(0, live.row.end_ms - at - soldMs);
-    const refund = mulDivHalfEven([live.row.hourly_cents, unusedMs], HOUR_MS);
-    this.refund(live.row, refund, 'resale_refund');
-    // The nodes move to the new lease, so they are not freed here.
-    const cluster = this.cluster(live.row.cluster_id);
-    for (const n of live.nodes) cluster.leased.delete(n.node_id);
-    live.row.status = 'terminated';
-    live.row.ended_ms = at;
-    live.row.end_reason = 'resold';
-    live.row.refund_cents = refund;
-    live.resaleOrderId = null;
-    this.leases.delete(live.row.id);
-    this.cs.lease(live.row);
-    this.revokeEvent(live, 'resold', at);
-  }
-
-  /**
-   * Credit `cents` of unused time to the lease's holder, taken back from
-   * whoever was paid for it: the seller's share and the platform's fee on it.
-   */
-  private refund(l: LeaseRow, cents: number, kind: string): void {
-    if (cents <= 0) return;
-    const { fee, payout } = splitFee(cents);
-    const postings: Posting[] = [
-      { accountId: l.account_id, kind: 'refund', amountCents: cents },
-      { accountId: l.seller_account_id, kind: 'refund_reversal', amountCents: -payout },
-      { accountId: PLATFORM_ACCOUNT_ID, kind: 'fee_refund', amountCents: -fee },
-    ];
-    this.cs.post({
-      id: newId('txn_'),
-      kind,
-      orderId: l.buy_order_id,
-      leaseId: l.id,
-      postings: postings.filter((p) => p.amountCents !== 0),
-    });
-  }
-
-  /** D25: the provider could not provision in time: everything the buyer paid comes back. */
-  private failLease(live: LiveLease, at: number): void {
-    const l = live.row;
-    const postings: Posting[] = [
-      { accountId: l.account_id, kind: 'refund', amountCents: l.compute_cents + l.fee_cents },
-      {
-        accountId: l.seller_account_id,
-        kind: 'refund_reversal',
-        amountCents: -(l.compute_cents - l.fee_cents),
-      },
-      { accountId: PLATFORM_ACCOUNT_ID, kind: 'fee_refund', amountCents: -2 * l.fee_cents },
-    ];
-    this.cs.post({
-      id: newId('txn_'),
-      kind: 'lease_failed',
-      orderId: l.buy_order_id,
-      leaseId: l.id,
-      postings: postings.filter((p) => p.amountCents !== 0),
-    });
-    this.endLease(live, 'failed', 'failed', at, l.compute_cents + l.fee_cents, 'lease_terminated');
-  }
-
-  private endLease(
-    live: LiveLease,
-    status: 'terminated' | 'expired' | 'failed',
-    reason: 'terminated' | 'expired' | 'failed',
-    at: number,
-    refundCents: number | null,
-    resaleCancelReason: CancelReason,
-  ): void {
-    const l = live.row;
-    l.status = status;
-    l.ended_ms = at;
-    l.end_reason = reason;
-    l.refund_cents = refundCents;
-    const cluster = this.cluster(l.cluster_id);
-    for (const n of live.nodes) {
-      if (cluster.leased.get(n.node_id) === l.id) cluster.leased.delete(n.node_id);
-    }
-    this.leases.delete(l.id);
-    this.cs.lease(l);
-    // D26: a pending resale of the lease goes with it.
-    if (live.resaleOrderId !== null) {
-      const orderId = live.resaleOrderId;
-      this.reasonOverride.set(orderId, resaleCancelReason);
-      this.handle(this.book.cancel(orderId, at).events);
-    }
-    this.revokeEvent(live, reason, at);
-  }
-
-  private revokeEvent(
-    live: LiveLease,
-    reason: 'terminated' | 'expired' | 'failed' | 'resold',
-    at: number,
-  ): void {
-    this.cs.outbox.push({
-      event_id: newId('evt_'),
-      subject: SUBJECTS.leaseRevoke(live.row.cluster_id),
-      payload: {
-        lease_id: live.row.id,
-        cluster_id: live.row.cluster_id,
-        namespace: leaseNamespace(live.row.id),
-        nodes: live.nodes.map((n) => n.hostname),
-        reason,
-        at_ms: at,
-      },
-      created_ms: at,
-    });
-  }
-}
-
-function isOf(f: FillRow, orderId: string): boolean {
-  return f.buy_order_id === orderId || f.sell_order_id === orderId;
 }

@@ -6,15 +6,9 @@
 // load several orders share a commit (group commit) and a book's latency
 // stays near one round of transactions.
 //
-// Books never wait on each other. A book with commands and no batch in
-// flight is "ready"; the market's CommitGroup takes every book that is ready
-// in the same turn of the event loop and writes their batches in ONE
-// statement (each book's batch still runs on its own book only). A book that
-// becomes ready while another book's commit is in flight does not wait for
-// it: it goes in the next group, on another connection, at once. Under load
-// the books fall into step and share commits, which divides PostgreSQL's
-// fixed cost per transaction (round trip, commit, the ledger's statement
-// trigger) among them (docs/persistence.md).
+// Books never wait on each other: the market's CommitGroup writes the
+// batches of the books ready in the same turn in one statement
+// (commit-group.ts).
 //
 // If a commit fails, none of its batches was acknowledged, and the in-memory
 // books are ahead of the database: each writer in the group rebuilds its
@@ -23,17 +17,22 @@
 import { GpuxError } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
-import type { Database, Queryable } from '../db/database.js';
-import { OrderBook } from '../matching/index.js';
-import type { LastTrade } from '../matching/index.js';
-import { BookState } from './book-state.js';
-import type { BookStateOptions, ClusterState, LiveLease, NodeState } from './book-state.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import { loadBook, loadClusters } from './book-loader.js';
+import type { BookState, BookStateOptions } from './book-state.js';
 import { ChangeSet } from './change-set.js';
-import { openOrderOf } from './rows.js';
-import type { LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
+import type { BatchSource, CommitGroup, Failure, RanBatch } from './commit-group.js';
 
 /** A command: runs synchronously on the book's state, records its changes. */
 export type Command<T> = (state: BookState, changes: ChangeSet) => T;
+
+/**
+ * Runs right after a command, in the same batch: what it adds to `changes`
+ * is committed with the command's effect or not at all (the answer of an
+ * idempotent request, auth/idempotency.ts).
+ */
+export type AfterCommand<T> = (outcome: T, changes: ChangeSet) => void;
 
 interface Queued {
   readonly run: Command<unknown>;
@@ -44,71 +43,15 @@ interface Queued {
 /** At most this many commands of one book share one transaction. */
 const MAX_BATCH = 256;
 
-/** A book's batch, run on its state and waiting for its commit. */
-interface RanBatch {
-  /** What to write; undefined when a command failed and the batch is lost. */
-  readonly changes: ChangeSet | undefined;
-  /** Answers the batch's callers; `commitFailure`: its commit failed. */
-  settle(commitFailure: Failure | undefined): Promise<void>;
+/** A rebuild that fails is tried again after 50 ms, doubling up to this. */
+const MAX_REBUILD_BACKOFF_MS = 5_000;
+
+/** What a writer needs beyond its book's rules. */
+export interface WriterOptions extends BookStateOptions {
+  readonly logger: Logger;
 }
 
-/** Why something failed, boxed so that a thrown `undefined` is a failure too. */
-interface Failure {
-  readonly error: unknown;
-}
-
-/**
- * Writes the batches of the books that are ready in the same turn of the
- * event loop as one statement (see the top of this file).
- */
-export class CommitGroup {
-  private ready: BookWriter[] = [];
-  private scheduled = false;
-
-  constructor(private readonly db: Database) {}
-
-  /** `writer` has commands and no batch in flight. */
-  wake(writer: BookWriter): void {
-    this.ready.push(writer);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // On the next turn of the event loop, so the commands of every request
-    // read in this one (and every book woken meanwhile) share the batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      const writers = this.ready;
-      this.ready = [];
-      void this.commit(writers.map((w) => w.runBatch()));
-    });
-  }
-
-  private async commit(group: readonly RanBatch[]): Promise<void> {
-    // A batch that broke is not written: it rebuilds at once, without
-    // waiting for the others' commit.
-    const lost: Promise<void>[] = [];
-    const written: RanBatch[] = [];
-    const sets: ChangeSet[] = [];
-    for (const b of group) {
-      if (b.changes === undefined) lost.push(b.settle(undefined));
-      else {
-        written.push(b);
-        sets.push(b.changes);
-      }
-    }
-    const merged = ChangeSet.merge(sets);
-    let failure: Failure | undefined;
-    if (!merged.empty) {
-      try {
-        await merged.write(this.db);
-      } catch (err) {
-        failure = { error: err };
-      }
-    }
-    await Promise.all([...lost, ...written.map((b) => b.settle(failure))]);
-  }
-}
-
-export class BookWriter {
+export class BookWriter implements BatchSource {
   private queue: Queued[] = [];
   /** Waiting in the group's ready list, or a batch in flight. */
   private busy = false;
@@ -120,15 +63,18 @@ export class BookWriter {
     private readonly db: Database,
     private readonly group: CommitGroup,
     private state: BookState,
-    private readonly options: BookStateOptions,
+    private readonly options: WriterOptions,
   ) {}
+
+  /** Rebuilds since start (a batch lost, or its commit failed), and failed rebuild attempts. */
+  readonly stats = { rebuilds: 0, rebuildFailures: 0 };
 
   static async open(
     db: Database,
     group: CommitGroup,
     gpuType: GpuType,
     zone: Zone,
-    options: BookStateOptions,
+    options: WriterOptions,
   ): Promise<BookWriter> {
     return new BookWriter(db, group, await loadBook(db, gpuType, zone, options), options);
   }
@@ -152,7 +98,7 @@ export class BookWriter {
   /** Run `command` in the next batch; resolves once its batch is committed. */
   submit<T>(command: Command<T>): Promise<T> {
     if (this.closed)
-      return Promise.reject(new GpuxError('internal_error', 'the exchange is shutting down'));
+      return Promise.reject(new GpuxError('unavailable', 'the exchange is shutting down'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: command, resolve: resolve as (v: unknown) => void, reject });
       if (!this.busy) {
@@ -199,13 +145,10 @@ export class BookWriter {
       try {
         results.push({ ok: true, value: q.run(this.state, changes) });
       } catch (err) {
-        // A GpuxError is a clean refusal made before anything changed. Anything
-        // else means the state may be half-changed: the batch is lost.
-        if (err instanceof GpuxError) results.push({ ok: false, value: err });
-        else {
-          broken = { error: err };
-          results.push({ ok: false, value: err });
-        }
+        // Commands return their refusals (refusal.ts): a throw is a bug, and
+        // the state may be half-changed, so the whole batch is lost.
+        broken = { error: err };
+        results.push({ ok: false, value: err });
       }
     }
     return {
@@ -215,6 +158,12 @@ export class BookWriter {
         const failure = broken ?? (changes.empty ? undefined : commitFailure);
         if (failure !== undefined) {
           // Rebuild first, so nobody who hears of the failure can still read the lost state.
+          this.options.logger.error(
+            { err: failure.error, book: `${this.gpuType}/${this.zone}`, commands: batch.length },
+            broken === undefined
+              ? 'write batch failed to commit; rebuilding the book from the database'
+              : 'a command broke its batch (a bug); rebuilding the book from the database',
+          );
           await this.rebuild();
           for (const q of batch) q.reject(failure.error);
         } else {
@@ -237,123 +186,28 @@ export class BookWriter {
 
   private async rebuild(): Promise<void> {
     // Until the database answers again, keep trying: nothing may run on a
-    // state that does not match what was committed.
+    // state that does not match what was committed. Each failure is logged
+    // and counted, and the next try waits longer.
+    this.stats.rebuilds++;
     for (let attempt = 0; ; attempt++) {
       try {
         this.state = await loadBook(this.db, this.state.gpuType, this.state.zone, this.options);
+        if (attempt > 0) {
+          this.options.logger.info(
+            { book: `${this.gpuType}/${this.zone}`, attempts: attempt + 1 },
+            'book rebuilt from the database',
+          );
+        }
         return;
-      } catch {
-        await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      } catch (err) {
+        this.stats.rebuildFailures++;
+        const waitMs = Math.min(MAX_REBUILD_BACKOFF_MS, 50 * 2 ** attempt);
+        this.options.logger.error(
+          { err, book: `${this.gpuType}/${this.zone}`, attempt: attempt + 1, retryInMs: waitMs },
+          'rebuilding the book failed; it takes no commands until it succeeds',
+        );
+        await new Promise((r) => setTimeout(r, waitMs));
       }
     }
   }
-}
-
-/**
- * A book's whole state from PostgreSQL (architecture.md flow 5): the open
- * orders with their priority, the last trade, the clusters with live leases
- * or open sells, and the live leases.
- */
-export async function loadBook(
-  db: Queryable,
-  gpuType: GpuType,
-  zone: Zone,
-  options: BookStateOptions,
-): Promise<BookState> {
-  const orders = await db.query<OrderRow>(
-    'SELECT * FROM orders WHERE gpu_type = $1 AND zone = $2 AND book_state IS NOT NULL',
-    [gpuType, zone],
-  );
-  const [last] = await db.query<{
-    price_cents: number;
-    gpus: number;
-    at_ms: number;
-    book_seq: number;
-  }>(
-    `SELECT price_cents, gpus, at_ms, book_seq FROM fills WHERE gpu_type = $1 AND zone = $2
-      ORDER BY book_seq DESC LIMIT 1`,
-    [gpuType, zone],
-  );
-  const lastTrade: LastTrade | null =
-    last === undefined ? null : { price: last.price_cents, gpus: last.gpus, at: last.at_ms };
-  const [clock] = await db.query<{ clock: number | null }>(
-    `SELECT GREATEST(
-        (SELECT MAX(accepted_ms) FROM orders WHERE gpu_type = $1 AND zone = $2),
-        (SELECT MAX(at_ms) FROM fills WHERE gpu_type = $1 AND zone = $2)) AS clock`,
-    [gpuType, zone],
-  );
-  const book = OrderBook.restore(orders.map(openOrderOf), lastTrade, clock?.clock ?? 0);
-  const state = new BookState(gpuType, zone, book, last?.book_seq ?? 0, options);
-  for (const r of orders) state.orders.set(r.id, r);
-
-  for (const c of await loadClusters(db, gpuType, zone)) state.clusters.set(c.id, c);
-  const leases = await db.query<LeaseRow>(
-    `SELECT * FROM leases WHERE gpu_type = $1 AND zone = $2 AND status IN ('provisioning', 'active')`,
-    [gpuType, zone],
-  );
-  const nodes = await db.query<LeaseNodeRow>(
-    `SELECT n.* FROM lease_nodes n JOIN leases l ON l.id = n.lease_id
-      WHERE l.gpu_type = $1 AND l.zone = $2 AND l.status IN ('provisioning', 'active')`,
-    [gpuType, zone],
-  );
-  const byLease = new Map<string, LiveLease>();
-  for (const l of leases) byLease.set(l.id, { row: l, nodes: [], resaleOrderId: null });
-  for (const n of nodes) byLease.get(n.lease_id)?.nodes.push(n);
-  for (const live of byLease.values()) {
-    state.leases.set(live.row.id, live);
-    const cluster = state.clusters.get(live.row.cluster_id);
-    for (const n of live.nodes) cluster?.leased.set(n.node_id, live.row.id);
-  }
-  for (const r of orders) {
-    if (r.side !== 'sell' || r.remaining_nodes === null) continue;
-    if (r.resale_lease_id !== null) {
-      const live = state.leases.get(r.resale_lease_id);
-      if (live !== undefined) live.resaleOrderId = r.id;
-    } else if (r.cluster_id !== null) {
-      const cluster = state.clusters.get(r.cluster_id);
-      if (cluster !== undefined) cluster.openSellNodes += r.remaining_nodes;
-    }
-  }
-  return state;
-}
-
-/** The clusters of a book (or one of them) with their nodes; capacity counters empty. */
-async function loadClusters(
-  db: Queryable,
-  gpuType: GpuType,
-  zone: Zone,
-  clusterId?: string,
-): Promise<ClusterState[]> {
-  const rows = await db.query<{
-    cluster_id: string;
-    provider_account_id: string;
-    node_id: string | null;
-    hostname: string | null;
-    status: NodeState['status'] | null;
-  }>(
-    `SELECT c.id AS cluster_id, c.provider_account_id, n.id AS node_id, n.hostname, n.status
-       FROM clusters c LEFT JOIN nodes n ON n.cluster_id = c.id
-      WHERE c.gpu_type = $1 AND c.zone = $2 AND ($3::text IS NULL OR c.id = $3)
-      ORDER BY c.id, n.hostname`,
-    [gpuType, zone, clusterId ?? null],
-  );
-  const out = new Map<string, ClusterState>();
-  for (const r of rows) {
-    let c = out.get(r.cluster_id);
-    if (c === undefined) {
-      c = {
-        id: r.cluster_id,
-        providerAccountId: r.provider_account_id,
-        nodes: [],
-        leased: new Map(),
-        openSellNodes: 0,
-        nextFree: 0,
-      };
-      out.set(r.cluster_id, c);
-    }
-    if (r.node_id !== null && r.hostname !== null && r.status !== null) {
-      c.nodes.push({ id: r.node_id, hostname: r.hostname, status: r.status });
-    }
-  }
-  return [...out.values()];
 }

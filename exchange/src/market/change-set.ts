@@ -37,14 +37,36 @@ const PARTS: readonly string[] = [
     SELECT event_id, subject, payload, created_ms
       FROM json_to_recordset($::json)
         AS x(event_id text, subject text, payload json, created_ms bigint)`,
+  // D3: holds of orders that closed, and of limit buys that filled in part (orders/credit.ts).
+  `DELETE FROM credit_holds WHERE order_id IN (SELECT json_array_elements_text($::json))`,
+  `UPDATE credit_holds h SET cents = x.cents
+      FROM json_to_recordset($::json) AS x(order_id text, cents bigint)
+     WHERE h.order_id = x.order_id`,
+  // D32: the buyer's SSH keys of the moment of the fill, for the lease's provisioning.
+  `INSERT INTO lease_keys (lease_id, position, public_key)
+    SELECT x.lease_id,
+           row_number() OVER (PARTITION BY x.lease_id ORDER BY k.created_at, k.id),
+           k.public_key
+      FROM json_to_recordset($::json) AS x(lease_id text, account_id text)
+      JOIN ssh_keys k ON k.account_id = x.account_id AND k.deleted_at IS NULL`,
+  // D29: node status as heartbeats (or their silence) set it.
+  `UPDATE nodes n SET status = x.status
+      FROM json_to_recordset($::json) AS x(id text, status text)
+     WHERE n.id = x.id`,
+  // D23: the answer of an idempotent request, with its effect (auth/idempotency.ts).
+  `UPDATE idempotency_keys k SET status_code = x.status_code, response_body = x.response_body
+      FROM json_to_recordset($::json)
+        AS x(account_id text, key text, status_code integer, response_body text)
+     WHERE k.account_id = x.account_id AND k.key = x.key`,
 ];
 
 const statements = new Map<number, string>();
 
 /**
  * The batch statement for the tables with rows (bit i of `mask`: PARTS[i]),
- * their parameters numbered in PARTS order. At most 127 texts, each prepared
- * once per connection; a batch that only rests an order writes one table.
+ * their parameters numbered in PARTS order. Each text is prepared once per
+ * connection, and only the few masks that occur are ever made; a batch that
+ * only rests an order writes one table.
  */
 export function writeBatchSql(mask: number): string {
   let sql = statements.get(mask);
@@ -60,6 +82,14 @@ export function writeBatchSql(mask: number): string {
   return sql;
 }
 
+/** The answer of an idempotent request (D23), keyed like idempotency_keys. */
+export interface ClaimAnswer {
+  readonly account_id: string;
+  readonly key: string;
+  readonly status_code: number;
+  readonly response_body: string;
+}
+
 export class ChangeSet {
   /** Rows to insert or update, by id; the last state of the batch wins. */
   readonly orders = new Map<string, OrderRow>();
@@ -68,6 +98,14 @@ export class ChangeSet {
   readonly fills: FillRow[] = [];
   readonly ledger: LedgerTransaction[] = [];
   readonly outbox: OutboxRow[] = [];
+  /** Credit holds (D3) by order id: the new amount, or 0 to drop the hold. */
+  readonly holds = new Map<string, number>();
+  /** Answers of idempotent requests whose effect is in this batch (D23). */
+  readonly answers: ClaimAnswer[] = [];
+  /** Node status changes (D29). */
+  readonly nodes: { id: string; status: 'available' | 'online' | 'offline' }[] = [];
+  /** New leases whose buyer's SSH keys are copied in this batch (D32). */
+  readonly keySnapshots: { lease_id: string; account_id: string }[] = [];
 
   get empty(): boolean {
     return (
@@ -75,7 +113,11 @@ export class ChangeSet {
       this.leases.size === 0 &&
       this.fills.length === 0 &&
       this.ledger.length === 0 &&
-      this.outbox.length === 0
+      this.outbox.length === 0 &&
+      this.holds.size === 0 &&
+      this.answers.length === 0 &&
+      this.keySnapshots.length === 0 &&
+      this.nodes.length === 0
     );
   }
 
@@ -90,6 +132,10 @@ export class ChangeSet {
       all.fills.push(...s.fills);
       all.ledger.push(...s.ledger);
       all.outbox.push(...s.outbox);
+      for (const [id, c] of s.holds) all.holds.set(id, c);
+      all.answers.push(...s.answers);
+      all.keySnapshots.push(...s.keySnapshots);
+      all.nodes.push(...s.nodes);
     }
     return all;
   }
@@ -100,6 +146,11 @@ export class ChangeSet {
 
   lease(r: LeaseRow): void {
     this.leases.set(r.id, r);
+  }
+
+  /** D3: the order's credit hold becomes `cents` (0: dropped). */
+  hold(orderId: string, cents: number): void {
+    this.holds.set(orderId, cents);
   }
 
   post(t: LedgerTransaction): void {
@@ -134,6 +185,11 @@ export class ChangeSet {
       })),
       entries,
       this.outbox,
+      [...this.holds].filter(([, c]) => c === 0).map(([id]) => id),
+      [...this.holds].filter(([, c]) => c > 0).map(([id, c]) => ({ order_id: id, cents: c })),
+      this.keySnapshots,
+      this.nodes,
+      this.answers,
     ];
     let mask = 0;
     const params: string[] = [];

@@ -6,12 +6,15 @@
 // another process (architecture.md, beyond one machine): routes only call
 // `writer(gpuType, zone).submit(...)`.
 
-import { GPU_TYPES, ZONES } from '@gpux/shared';
+import { GPU_TYPES, InvariantError, ZONES } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Database } from '../db/database.js';
-import type { BookStateOptions } from './book-state.js';
-import { BookWriter, CommitGroup } from './book-writer.js';
+import { SILENT_LOGGER } from '../logger.js';
+import { purgeStaleHolds } from '../orders/credit.js';
+import { BookWriter } from './book-writer.js';
+import type { WriterOptions } from './book-writer.js';
+import { CommitGroup } from './commit-group.js';
 
 export interface Clock {
   now(): number;
@@ -19,7 +22,7 @@ export interface Clock {
 
 export const SYSTEM_CLOCK: Clock = { now: () => Date.now() };
 
-export interface MarketOptions extends BookStateOptions {
+export interface MarketOptions extends WriterOptions {
   /** How often time is made to pass in idle books; 0: never (tests tick by hand). */
   readonly tickIntervalMs: number;
   readonly clock: Clock;
@@ -29,37 +32,76 @@ export const DEFAULT_MARKET_OPTIONS: MarketOptions = {
   provisioningTimeoutMs: 5 * 60_000,
   tickIntervalMs: 1000,
   clock: SYSTEM_CLOCK,
+  logger: SILENT_LOGGER,
 };
+
+/** Credit holds left by a stopped process are looked for this often (orders/credit.ts). */
+const HOLD_PURGE_INTERVAL_MS = 60_000;
 
 export class Market {
   private timer: NodeJS.Timeout | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
   private ticking = false;
+  readonly clock: Clock;
+  private readonly logger: MarketOptions['logger'];
 
   private constructor(
+    private readonly db: Database,
     private readonly writers: ReadonlyMap<string, BookWriter>,
-    readonly clock: Clock,
-  ) {}
+    private readonly group: CommitGroup,
+    o: MarketOptions,
+  ) {
+    this.clock = o.clock;
+    this.logger = o.logger;
+  }
 
   static async open(db: Database, options: Partial<MarketOptions> = {}): Promise<Market> {
     const o = { ...DEFAULT_MARKET_OPTIONS, ...options };
-    const writers = new Map<string, BookWriter>();
     const group = new CommitGroup(db);
-    for (const gpuType of GPU_TYPES) {
-      for (const zone of ZONES) {
-        writers.set(`${gpuType}/${zone}`, await BookWriter.open(db, group, gpuType, zone, o));
-      }
-    }
-    const market = new Market(writers, o.clock);
-    if (o.tickIntervalMs > 0) {
-      market.timer = setInterval(() => void market.tickAll(), o.tickIntervalMs);
-      market.timer.unref();
-    }
+    // Every book at once: their reads share the pool, and a restart waits for
+    // the largest book rather than for the sum of all twelve.
+    const books = GPU_TYPES.flatMap((gpuType) => ZONES.map((zone) => ({ gpuType, zone })));
+    const opened = await Promise.all(
+      books.map(({ gpuType, zone }) => BookWriter.open(db, group, gpuType, zone, o)),
+    );
+    const writers = new Map(opened.map((w) => [`${w.gpuType}/${w.zone}`, w]));
+    const market = new Market(db, writers, group, o);
+    market.start(o);
     return market;
+  }
+
+  /**
+   * Time passes in every book; credit holds a stopped process left go
+   * (orders/credit.ts), a minute after start and every minute: not before
+   * the first request, a restart costs O(open orders) (book-loader.ts).
+   */
+  private start(o: MarketOptions): void {
+    if (o.tickIntervalMs > 0) {
+      this.timer = setInterval(() => void this.tickAll(), o.tickIntervalMs);
+      this.timer.unref();
+      this.purgeTimer = setInterval(() => void this.purgeHolds(), HOLD_PURGE_INTERVAL_MS);
+      this.purgeTimer.unref();
+    }
+  }
+
+  private async purgeHolds(): Promise<void> {
+    try {
+      const purged = await purgeStaleHolds(this.db, this.clock.now());
+      if (purged > 0)
+        this.logger.warn({ purged }, 'dropped credit holds whose orders never arrived');
+    } catch (err) {
+      this.logger.error({ err }, 'purging stale credit holds failed; will retry');
+    }
+  }
+
+  /** `listener` runs after every commit that wrote outbox events (the relay wakes). */
+  onEvents(listener: () => void): void {
+    this.group.onEvents = listener;
   }
 
   writer(gpuType: GpuType, zone: Zone): BookWriter {
     const w = this.writers.get(`${gpuType}/${zone}`);
-    if (w === undefined) throw new Error(`no book ${gpuType}/${zone}`);
+    if (w === undefined) throw new InvariantError(`no book ${gpuType}/${zone}`);
     return w;
   }
 
@@ -70,7 +112,15 @@ export class Market {
     try {
       await Promise.all(
         [...this.writers.values()].map((w) =>
-          w.submit((state, changes) => state.tick(now, changes)).catch(() => undefined),
+          w
+            .submit((state, changes) => state.tick(now, changes))
+            .catch((err: unknown) => {
+              // The writer logged the failure and rebuilt its book; time passes at the next tick.
+              this.logger.warn(
+                { err, book: `${w.gpuType}/${w.zone}` },
+                'a tick of the book failed',
+              );
+            }),
         ),
       );
     } finally {
@@ -80,6 +130,7 @@ export class Market {
 
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.purgeTimer !== undefined) clearInterval(this.purgeTimer);
     await Promise.all([...this.writers.values()].map((w) => w.close()));
   }
 }

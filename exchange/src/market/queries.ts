@@ -80,10 +80,37 @@ export async function leaseOf(
   return row;
 }
 
-export async function leaseNodesOf(q: Queryable, leaseId: string): Promise<LeaseNodeRow[]> {
-  return q.query<LeaseNodeRow>('SELECT * FROM lease_nodes WHERE lease_id = $1 ORDER BY hostname', [
-    leaseId,
-  ]);
+/** A lease's nodes by hostname (the order of its SSH users, market/lease-events.ts), with their status (D29). */
+export async function leaseNodesOf(
+  q: Queryable,
+  leaseId: string,
+): Promise<(LeaseNodeRow & { status: 'available' | 'online' | 'offline' })[]> {
+  return q.query(
+    `SELECT ln.*, n.status FROM lease_nodes ln JOIN nodes n ON n.id = ln.node_id
+      WHERE ln.lease_id = $1 ORDER BY ln.hostname`,
+    [leaseId],
+  );
+}
+
+/** What the agent reported for a lease (D28, D32); undefined before its report. */
+export interface LeaseAccessRow {
+  ssh_endpoints: { hostname: string; endpoint: string }[];
+  ssh_host_keys: string[];
+  kubeconfig_sealed: Buffer | null;
+  reported_ms: number;
+  revoked_ms: number | null;
+}
+
+export async function leaseAccessOf(
+  q: Queryable,
+  leaseId: string,
+): Promise<LeaseAccessRow | undefined> {
+  const [row] = await q.query<LeaseAccessRow>(
+    `SELECT ssh_endpoints, ssh_host_keys, kubeconfig_sealed, reported_ms, revoked_ms
+       FROM lease_access WHERE lease_id = $1`,
+    [leaseId],
+  );
+  return row;
 }
 
 export async function listLeases(

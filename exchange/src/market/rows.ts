@@ -1,7 +1,18 @@
 // Rows of migrations/0005 as plain objects whose keys are the column names,
 // so a batch is written with one json_populate_recordset per table.
 
-import type { GpuType, LeaseStatus, OrderStatus, OrderType, Side, Zone } from '@gpux/shared';
+import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
+import type {
+  CancelReason,
+  GpuType,
+  LeaseProvisionEvent,
+  LeaseRevokeEvent,
+  LeaseStatus,
+  OrderStatus,
+  OrderType,
+  Side,
+  Zone,
+} from '@gpux/shared';
 
 import type { OpenOrder, OrderInput } from '../matching/index.js';
 
@@ -26,7 +37,7 @@ export interface OrderRow {
   status: OrderStatus;
   filled_gpus: number;
   cancelled_gpus: number;
-  cancel_reason: string | null;
+  cancel_reason: CancelReason | null;
   reference_price_cents: number | null;
   created_ms: number;
   filled_ms: number | null;
@@ -39,6 +50,10 @@ export interface OrderRow {
   arrive_ms: number | null;
   expires_ms: number | null;
   rest_price_cents: number | null;
+  /** D27: the first usable instant of a sell's window (engine windowStartAt). */
+  window_start_ms: number | null;
+  /** D27: the exact end of a sell's window (engine windowEndAt). */
+  window_end_ms: number | null;
 }
 
 export const ORDER_COLUMNS = [
@@ -75,6 +90,8 @@ export const ORDER_COLUMNS = [
   'arrive_ms',
   'expires_ms',
   'rest_price_cents',
+  'window_start_ms',
+  'window_end_ms',
 ] as const satisfies readonly (keyof OrderRow)[];
 
 /** Columns that change after an order is created. */
@@ -118,6 +135,10 @@ export interface LeaseRow {
   refund_cents: number | null;
   source_lease_id: string | null;
   ready_ms: number | null;
+  /** D27: sold ahead: its holder's access ends then (the buyer's lease starts). */
+  transfer_ms: number | null;
+  /** When its provision event was written: its start (null until then). */
+  opened_ms: number | null;
 }
 
 export const LEASE_MUTABLE_COLUMNS = [
@@ -126,6 +147,8 @@ export const LEASE_MUTABLE_COLUMNS = [
   'end_reason',
   'refund_cents',
   'ready_ms',
+  'transfer_ms',
+  'opened_ms',
 ] as const satisfies readonly (keyof LeaseRow)[];
 
 export interface LeaseNodeRow {
@@ -148,11 +171,61 @@ export interface FillRow {
   book_seq: number;
 }
 
+/** A provision event as the outbox keeps it: the relay adds the lease's key snapshot. */
+export type StoredProvisionEvent = Omit<LeaseProvisionEvent, 'ssh_public_keys'>;
+
 export interface OutboxRow {
   event_id: string;
   subject: string;
-  payload: unknown;
+  payload: StoredProvisionEvent | LeaseRevokeEvent;
   created_ms: number;
+}
+
+/** What a new order is made of; the book's columns start empty. */
+export type NewOrderFields = Omit<
+  OrderRow,
+  | 'status'
+  | 'filled_gpus'
+  | 'cancelled_gpus'
+  | 'cancel_reason'
+  | 'reference_price_cents'
+  | 'filled_ms'
+  | 'cancelled_ms'
+  | 'book_state'
+  | 'remaining_nodes'
+  | 'seq'
+  | 'accept_seq'
+  | 'accepted_ms'
+  | 'arrive_ms'
+  | 'expires_ms'
+  | 'rest_price_cents'
+  | 'window_start_ms'
+  | 'window_end_ms'
+> &
+  Partial<Pick<OrderRow, 'window_start_ms' | 'window_end_ms'>>;
+
+/** A new order's row: pending, nothing filled, not yet in a book. */
+export function newOrderRow(f: NewOrderFields): OrderRow {
+  return {
+    ...f,
+    status: 'pending',
+    filled_gpus: 0,
+    cancelled_gpus: 0,
+    cancel_reason: null,
+    reference_price_cents: null,
+    filled_ms: null,
+    cancelled_ms: null,
+    book_state: null,
+    remaining_nodes: null,
+    seq: null,
+    accept_seq: null,
+    accepted_ms: null,
+    arrive_ms: null,
+    expires_ms: null,
+    rest_price_cents: null,
+    window_start_ms: f.window_start_ms ?? null,
+    window_end_ms: f.window_end_ms ?? null,
+  };
 }
 
 /** The engine's input for an order row: what `place` got, so `restore` rebuilds the same book. */
@@ -163,7 +236,7 @@ export function inputOf(r: OrderRow): OrderInput {
     type: r.order_type,
     accountId: r.account_id,
     orgId: r.organization_id,
-    nodes: r.gpu_count / 8,
+    nodes: r.gpu_count / GPUS_PER_NODE,
     durationHours: r.duration_hours,
     limitPrice: r.limit_price_cents ?? undefined,
     allowPartial: r.allow_partial,
@@ -172,6 +245,8 @@ export function inputOf(r: OrderRow): OrderInput {
     startAt: r.start_ms,
     flexibleWindowHours: r.flexible_window_hours ?? undefined,
     expiresAt: r.expires_input_ms ?? undefined,
+    windowStartAt: r.window_start_ms ?? undefined,
+    windowEndAt: r.window_end_ms ?? undefined,
     // The engine groups a step's fills into leases by this key (D11): a
     // cluster for a provider's sell, the lease sold for a resale (D27).
     clusterId: r.resale_lease_id ?? r.cluster_id ?? undefined,
@@ -187,7 +262,7 @@ export function openOrderOf(r: OrderRow): OpenOrder {
     r.accepted_ms === null ||
     r.arrive_ms === null
   ) {
-    throw new Error(`order ${r.id} is not open`);
+    throw new InvariantError(`order ${r.id} is not open`);
   }
   return {
     input: inputOf(r),

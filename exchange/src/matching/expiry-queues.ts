@@ -31,8 +31,9 @@ export class DelayQueue {
 export class ExpiryQueues {
   private readonly byDelay = new Map<number, DelayQueue>();
   /**
-   * An expiry not counted from acceptance (a given start or expiresAt) would
-   * make a list of its own by delay; by time, equal ones share a list.
+   * An expiry not counted from acceptance (a given start, expiresAt or window
+   * end) would make a list of its own by delay; by time, equal ones share a
+   * list.
    */
   private readonly byTime = new Map<number, DelayQueue>();
   private readonly heap: DelayQueue[] = [];
@@ -44,7 +45,11 @@ export class ExpiryQueues {
 
   /** Add an order accepted no earlier than every order already here. */
   push(o: OrderRec): void {
-    const absolute = o.input.startAt !== undefined || o.input.expiresAt !== undefined;
+    const input = o.input;
+    const absolute =
+      input.startAt !== undefined ||
+      input.expiresAt !== undefined ||
+      input.windowEndAt !== undefined;
     const map = absolute ? this.byTime : this.byDelay;
     const key = absolute ? o.expiresAt : o.expiresAt - o.acceptedAt;
     let q = map.get(key);

@@ -1,6 +1,4 @@
 export { OrderBook } from './order-book.js';
-export { MatchingEngine, bookKey } from './matching-engine.js';
-export type { BookKey } from './matching-engine.js';
 export type {
   Book,
   BookEvent,

@@ -53,6 +53,46 @@ describe('D11: one lease per provider cluster per matching step', () => {
     ]);
   });
 
+  it('D27: fills of one cluster whose leases start at different times make separate leases', () => {
+    // given: a provider ask on cluster A and a resale of a lease on A, available from 0:30
+    const book = new OrderBook();
+    book.place(sell('a1', 'A', 1, 100), T0);
+    book.place(
+      {
+        ...sell('r1', 'A', 1, 101),
+        accountId: 'acc-reseller',
+        orgId: 'org-reseller',
+        allOrNothing: true,
+        windowStartAt: T0 + 30 * 60_000,
+        windowEndAt: T0 + 10 * 3_600_000,
+      },
+      T0,
+    );
+    // when: a 2-node buy takes both at T0 + 1
+    const r = book.place(
+      {
+        id: 'buy',
+        side: 'buy',
+        type: 'limit',
+        accountId: 'acc-x',
+        orgId: 'org-x',
+        nodes: 2,
+        durationHours: 4,
+        limitPrice: 110,
+      },
+      T0 + 1,
+    );
+    // then: one step, two leases on A: one from the match, one from 0:30
+    const step = r.events.find((e) => e.type === 'matched');
+    if (step?.type !== 'matched') throw new Error('no step');
+    expect(
+      leaseGroups(step.fills).map((g) => [g.clusterId, g.leaseStartAt, g.nodes, g.fills.length]),
+    ).toEqual([
+      ['A', T0 + 1, 1, 1],
+      ['A', T0 + 30 * 60_000, 1, 1],
+    ]);
+  });
+
   it('makes no lease of an empty step', () => {
     expect(leaseGroups([])).toEqual([]);
   });

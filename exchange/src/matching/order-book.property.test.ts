@@ -18,9 +18,11 @@
 // (a bid that some choice of the asks it may trade with would fill, all-or-nothing
 // asks whole: a crossed pair that cannot trade is fine), nodes conserved per
 // accepted order, all-or-nothing buys filled 0 or all, all-or-nothing sells
-// (D27) filled whole in one fill or not at all, no same-party fill, fill prices
+// (D27) filled whole in one fill or not at all, leases that start at
+// max(match, window start) and fit the sell's window (D6, D27), no same-party fill, fill prices
 // (= the sell's limit, ≤ the buy's limit or R, inside the collar for market
-// executions), market orders never rest.
+// executions; a flexible buy's market step on arrival averages at most R, D14),
+// market orders never rest.
 //
 // Normalisation: `undefined` members and `message` are dropped before comparing.
 // After a restore, `acceptSeq` is compared as a rank: the doc fixes only its
@@ -28,6 +30,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 
+import { mulDivHalfEven } from '@gpux/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -134,6 +137,16 @@ interface Ledger {
   R: Cents | null;
   /** When its flexible market step is due (expiry). */
   expiresAt: Millis | null;
+  /** The book's clock when it was accepted. */
+  acceptedAt: Millis;
+}
+
+/** A sell's window (D6, D27), from its input and acceptance time. */
+function windowOf(input: OrderInput, acceptedAt: Millis): { start: Millis; end: Millis } {
+  return {
+    start: input.windowStartAt ?? input.startAt ?? acceptedAt,
+    end: input.windowEndAt ?? (input.startAt ?? acceptedAt) + input.durationHours * HOUR,
+  };
 }
 
 /** Bookkeeping of every event seen on the fast book since the start. */
@@ -155,7 +168,14 @@ class Auditor {
 
   accepted(input: OrderInput, R: Cents | null): void {
     const open = this.book.openOrders().find((o) => o.input.id === input.id);
-    this.pending = { input, filled: 0, cancelled: 0, R, expiresAt: open?.expiresAt ?? null };
+    this.pending = {
+      input,
+      filled: 0,
+      cancelled: 0,
+      R,
+      expiresAt: open?.expiresAt ?? null,
+      acceptedAt: this.book.clock,
+    };
   }
 
   private ledger(id: string): Ledger | undefined {
@@ -205,9 +225,25 @@ class Auditor {
         assert(b !== undefined, `${where}: matched event of an unknown buy ${e.buyOrderId}`);
         if (b === undefined) continue;
         const bi = b.input;
-        const isMarketStep =
+        const atMarket =
           bi.type === 'market' &&
           (bi.flexibleWindowHours === undefined || (b.expiresAt !== null && e.at >= b.expiresAt));
+        // D14: before its window's end a flexible buy without a limit fills at
+        // ≤ R per fill (resting at R), or in a market step on arrival whose
+        // average is ≤ R.
+        const flexibleEarly = bi.type === 'market' && !atMarket;
+        const R = b.R;
+        const flexibleMarketStep =
+          flexibleEarly && (R === null || e.fills.some((f) => f.price > R));
+        if (flexibleMarketStep) {
+          const nodes = e.fills.reduce((x, f) => x + f.nodes, 0);
+          const value = e.fills.reduce((x, f) => x + f.nodes * f.price, 0);
+          assert(
+            R !== null && mulDivHalfEven([value], nodes) <= R,
+            `${where}: flexible market step of ${e.buyOrderId} averages above R (${R})`,
+          );
+        }
+        const isMarketStep = atMarket || flexibleMarketStep;
         const r2 = isMarketStep ? this.ref2(e.buyOrderId) : null;
         let n = 0;
         for (const f of e.fills) {
@@ -225,6 +261,16 @@ class Auditor {
             `${where}: fill price ${f.price} is not the sell's limit`,
           );
           assert(f.clusterId === si.clusterId, `${where}: fill clusterId`);
+          // D27: the lease starts at max(match, window start) and fits the window
+          const w = windowOf(si, s.acceptedAt);
+          assert(
+            f.leaseStartAt === Math.max(e.at, w.start),
+            `${where}: leaseStartAt of ${f.sellOrderId} is ${f.leaseStartAt}`,
+          );
+          assert(
+            f.leaseStartAt + bi.durationHours * HOUR <= w.end,
+            `${where}: the lease of ${e.buyOrderId} outlasts the window of ${f.sellOrderId}`,
+          );
           if (bi.type === 'limit')
             assert(f.price <= (bi.limitPrice as number), `${where}: fill above the buy's limit`);
           else if (!isMarketStep)
@@ -315,7 +361,8 @@ class Auditor {
         (a) =>
           (a.price as number) <= (b.price as number) &&
           b.input.durationHours * HOUR <=
-            (a.input.startAt ?? a.acceptedAt) + a.input.durationHours * HOUR - t &&
+            windowOf(a.input, a.acceptedAt).end -
+              Math.max(t, windowOf(a.input, a.acceptedAt).start) &&
           a.input.accountId !== b.input.accountId &&
           a.input.orgId !== b.input.orgId,
       );

@@ -1,21 +1,40 @@
 // The fast order book: one per (gpu_type, zone), one writer. The rules it
 // implements are written down in docs/matching.md; comments cite spec rules
 // ("rule N") and decisions ("DN").
+//
+// Why one file of ~1,000 lines: this class is the order path's hot loop.
+// Its parts (arrival of a buy and of a sell, the walks, the timers) share
+// the book's fields and the running command's scratch state, and V8 inlines
+// private methods of one class where calls across modules with shared state
+// would need that state passed around on every order. The pieces that stand
+// alone are already modules of their own (book-side, fill-planner,
+// expiry-queues, timer-heap, order-rec, validate); npm run bench -- engine
+// measures the whole (docs/benchmarks.md).
 import {
   COLLAR_PERCENT,
   GPUS_PER_NODE,
   HOUR_MS,
   MAX_DURATION_HOURS,
   MIN_ORDER_VALUE_CENTS,
+  mulDivHalfEven,
 } from '@gpux/shared';
 
 import { BookSide } from './book-side.js';
 import { ExpiryQueues } from './expiry-queues.js';
 import { FillPlanner } from './fill-planner.js';
-import { DONE, NO_PRICE, OrderRec, RESTING, SCHEDULED, UNSEEN, sameParty } from './order-rec.js';
+import {
+  DONE,
+  NO_PRICE,
+  OrderRec,
+  RESTING,
+  SCHEDULED,
+  UNSEEN,
+  leaseStart,
+  sameParty,
+  windowLeft,
+} from './order-rec.js';
 import type { RecState } from './order-rec.js';
 import { Plan } from './plan.js';
-import { roundHalfEvenDiv } from './rounding.js';
 import { TimerHeap } from './timer-heap.js';
 import type {
   Book,
@@ -35,7 +54,7 @@ import type {
   PlaceResult,
   RejectCode,
 } from './types.js';
-import { MAX_NODES, sellWindowEnd, validateOrderInput } from './validate.js';
+import { MAX_NODES, sellWindowEnd, sellWindowStart, validateOrderInput } from './validate.js';
 
 const DAY_MS = 24 * HOUR_MS;
 /** D15: the collar is [r × COLLAR_LO / 100, r × COLLAR_HI / 100]. */
@@ -62,6 +81,8 @@ export class OrderBook implements Book {
   private bandLo = -Infinity;
   private bandHi = Infinity;
   private missingNodes = 0;
+  /** Set by planBuy(): the plan takes an ask of the buy's own party (D17). */
+  private planOwn = false;
   /** Timer entries of orders that are done (see forget()). */
   private deadTimers = 0;
   /**
@@ -130,7 +151,7 @@ export class OrderBook implements Book {
       if (price < this.bandLo || price > this.bandHi) {
         return reject('price_out_of_collar', events);
       }
-      if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE_CENTS) {
+      if (isBuy ? buyValueTooLow(input, price) : sellValueTooLow(input, t, price)) {
         return reject('order_value_too_low', events);
       }
     } else if (flexHours !== undefined) {
@@ -138,7 +159,7 @@ export class OrderBook implements Book {
       const est = this.estimateWalk(input, t, false);
       if (est.estimatedPrice !== null) {
         price = referencePrice = est.estimatedPrice;
-        if (input.nodes * GPUS_PER_NODE * input.durationHours * price < MIN_ORDER_VALUE_CENTS) {
+        if (buyValueTooLow(input, price)) {
           return reject('order_value_too_low', events);
         }
       }
@@ -202,7 +223,7 @@ export class OrderBook implements Book {
       bestBid,
       bestAsk,
       spread: both ? bestAsk - bestBid : null,
-      midPrice: both ? roundHalfEvenDiv(bestBid + bestAsk, 2) : null,
+      midPrice: both ? mulDivHalfEven([bestBid + bestAsk], 2) : null,
       lastTrade: this.last,
     };
   }
@@ -248,7 +269,7 @@ export class OrderBook implements Book {
       if (p > hi) break;
       if (p < lo) continue;
       for (let o = level.head; o !== null; o = o.next) {
-        if (o.windowEnd - now < durationMs) continue;
+        if (windowLeft(o, now) < durationMs) continue;
         if (o.accountId === accountId || o.orgId === orgId) continue;
         total += o.remaining;
         if (got < need) {
@@ -290,7 +311,7 @@ export class OrderBook implements Book {
       if (p > hi) break;
       if (p < lo) continue;
       for (let o = level.head; o !== null; o = o.next) {
-        if (o.windowEnd - now < durationMs) continue;
+        if (windowLeft(o, now) < durationMs) continue;
         if (o.accountId === accountId || o.orgId === orgId) continue;
         if (!o.allOrNothing || o.remaining <= need) total += o.remaining;
         if (collecting) collecting = planner.push(o, o.remaining);
@@ -330,7 +351,7 @@ export class OrderBook implements Book {
   ): Estimate {
     return {
       fills,
-      estimatedPrice: got > 0 ? roundHalfEvenDiv(costPerHour, got * GPUS_PER_NODE) : null,
+      estimatedPrice: got > 0 ? mulDivHalfEven([costPerHour], got * GPUS_PER_NODE) : null,
       bestAsk: this.asks.best()?.price ?? null,
       worstFillPrice: worst,
       totalAvailable: total * GPUS_PER_NODE,
@@ -520,16 +541,45 @@ export class OrderBook implements Book {
       o.state = UNSEEN; // D14 without a reference price: waits for its window's end
       return null;
     }
+    if (o.marketAtEnd) return this.arriveFlexibleBuy(o, t);
     return this.arriveLimitBuy(o, t);
   }
 
   private arriveLimitBuy(b: OrderRec, t: Millis): RejectCode | null {
-    const got = this.planBuy(b, t, -Infinity, b.price);
-    if (got < 0) return 'self_trade_prevented';
+    const got = this.planBuy(b, t, -Infinity, b.price, true);
+    if (this.planOwn) return 'self_trade_prevented';
     if (b.allowPartial ? got > 0 : got === b.remaining)
       this.applyStep(b, t, 0, this.plan.len, null, false);
     if (b.remaining > 0) this.rest(b, t);
     else b.state = DONE;
+    return null;
+  }
+
+  /**
+   * D14: a flexible buy without a limit price, on arrival, takes the market
+   * step at once when that step's average price (half-even cent, as the
+   * estimate's) is at or below its R; else it arrives as a limit buy at R.
+   * Nodes an allowPartial step leaves wait at R too (docs/matching.md,
+   * "Flexible orders").
+   */
+  private arriveFlexibleBuy(b: OrderRec, t: Millis): RejectCode | null {
+    this.collar();
+    const got = this.planBuy(b, t, this.bandLo, this.bandHi, false);
+    if (b.allowPartial ? got === 0 : got < b.remaining) return this.arriveLimitBuy(b, t);
+    const plan = this.plan;
+    let value = 0;
+    for (let i = 0; i < plan.len; i++) value += plan.nodesAt(i) * plan.order(i).price;
+    if (mulDivHalfEven([value], got) > b.price) return this.arriveLimitBuy(b, t);
+    if (this.planOwn) return 'self_trade_prevented';
+    this.applyStep(b, t, 0, plan.len, null, false);
+    if (b.remaining === 0) {
+      b.state = DONE;
+      return null;
+    }
+    // Only asks under the collar can still be at or below R: the step took
+    // the most the asks inside it could give.
+    const code = this.arriveLimitBuy(b, t);
+    if (code !== null) this.close(b, t, deferredReason(code));
     return null;
   }
 
@@ -540,8 +590,8 @@ export class OrderBook implements Book {
    */
   private executeMarket(b: OrderRec, t: Millis): RejectCode | null {
     this.collar();
-    const got = this.planBuy(b, t, this.bandLo, this.bandHi);
-    if (got < 0) return 'self_trade_prevented';
+    const got = this.planBuy(b, t, this.bandLo, this.bandHi, true);
+    if (this.planOwn) return 'self_trade_prevented';
     if (got === 0 || (!b.allowPartial && got < b.remaining)) {
       this.missingNodes = b.remaining - got;
       return 'insufficient_liquidity';
@@ -571,10 +621,12 @@ export class OrderBook implements Book {
 
   /**
    * Plan an arriving buy's walk over the asks priced in [lo, hi] that fit it
-   * (D6): the nodes it would take, in ask priority, into the plan.
-   * Returns the nodes found, or -1 when a same-party ask comes first (D17).
+   * (D6): the nodes it would take, in ask priority, into the plan. Returns
+   * the nodes found and sets planOwn when the plan takes an ask of b's own
+   * party (D17); with `stopAtOwn` the walk ends there, the plan unfinished.
    */
-  private planBuy(b: OrderRec, t: Millis, lo: number, hi: number): number {
+  private planBuy(b: OrderRec, t: Millis, lo: number, hi: number, stopAtOwn: boolean): number {
+    this.planOwn = false;
     if (this.asks.aon !== 0) return this.planBuyWithAon(b, t, lo, hi);
     const plan = this.plan;
     plan.len = 0;
@@ -587,8 +639,11 @@ export class OrderBook implements Book {
       if (level.price > hi) break;
       if (level.price < lo) continue;
       for (let a = level.head; a !== null; a = a.next) {
-        if (a.windowEnd - t < durationMs) continue;
-        if (sameParty(a, b)) return -1;
+        if (windowLeft(a, t) < durationMs) continue;
+        if (sameParty(a, b)) {
+          this.planOwn = true;
+          if (stopAtOwn) return got;
+        }
         const take = a.remaining < need - got ? a.remaining : need - got;
         plan.push(a, take);
         got += take;
@@ -601,8 +656,8 @@ export class OrderBook implements Book {
   /**
    * planBuy() while all-or-nothing asks rest (docs/matching.md, "Choosing the
    * fills"): the plan for the most b can reach, own asks counted like any
-   * other. Returns that amount, or -1 when the plan takes from an ask of b's
-   * own party (D17): one it would not take does not matter.
+   * other. Returns that amount; planOwn when the plan takes from an ask of
+   * b's own party (D17): one it would not take does not matter.
    */
   private planBuyWithAon(b: OrderRec, t: Millis, lo: number, hi: number): number {
     const planner = this.planner;
@@ -614,7 +669,7 @@ export class OrderBook implements Book {
       if (level.price > hi) break;
       if (level.price < lo) continue;
       for (let a = level.head; a !== null; a = a.next) {
-        if (a.windowEnd - t < durationMs) continue;
+        if (windowLeft(a, t) < durationMs) continue;
         if (!planner.push(a, a.remaining)) break walk;
       }
     }
@@ -623,7 +678,7 @@ export class OrderBook implements Book {
     const plan = this.plan;
     plan.len = 0;
     planner.planTo(got, plan);
-    for (let i = 0; i < plan.len; i++) if (sameParty(plan.order(i), b)) return -1;
+    for (let i = 0; i < plan.len; i++) if (sameParty(plan.order(i), b)) this.planOwn = true;
     return got;
   }
 
@@ -654,6 +709,7 @@ export class OrderBook implements Book {
         nodes: n,
         price: a.price,
         sellRemaining: a.remaining,
+        leaseStartAt: leaseStart(a, t),
       });
     }
     if (!resting) b.remaining -= total;
@@ -698,7 +754,7 @@ export class OrderBook implements Book {
     // D27: an all-or-nothing sell goes whole to one bid, which ends the walk.
     const sWhole = s.allOrNothing;
     this.shortPrice = -1;
-    const left = s.windowEnd - t;
+    const left = windowLeft(s, t);
     const bidLevels = this.bids.levels;
     let conflict = false;
     walk: for (let i = bidLevels.length - 1; i >= 0 && sLeft > 0; i--) {
@@ -795,7 +851,7 @@ export class OrderBook implements Book {
       }
       if (level.price > b.price) break;
       for (let a = level.head; a !== null && got < need; a = a.next) {
-        if (a.windowEnd - t < durationMs) continue;
+        if (windowLeft(a, t) < durationMs) continue;
         const avail = a.remaining - a.planned;
         if (avail <= 0) continue;
         if (sameParty(a, b)) {
@@ -872,7 +928,7 @@ export class OrderBook implements Book {
       }
       if (level.price > b.price) break;
       for (let a = level.head; a !== null; a = a.next) {
-        if (a.windowEnd - t < durationMs) continue;
+        if (windowLeft(a, t) < durationMs) continue;
         const avail = a.remaining - a.planned;
         if (avail <= 0) continue;
         if (sameParty(a, b)) {
@@ -941,6 +997,24 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
     'the order would trade with an order of its own account or organization (D17)',
   insufficient_liquidity: 'not enough liquidity to fill the market order (D10)',
 };
+
+/** D16 on a buy's price (a limit price, or R): nodes × 8 × hours × price. */
+function buyValueTooLow(o: OrderInput, price: Cents): boolean {
+  return o.nodes * GPUS_PER_NODE * o.durationHours * price < MIN_ORDER_VALUE_CENTS;
+}
+
+/**
+ * D16 on a sell: nodes × 8 × price × its window's exact length in hours
+ * (D27: a resale's window need not be whole hours), in integers. Validation
+ * leaves every window at least 1 h, so only an hourly value under the
+ * minimum needs the length, and then the product stays below 2^53.
+ */
+function sellValueTooLow(o: OrderInput, now: Millis, price: Cents): boolean {
+  const hourly = o.nodes * GPUS_PER_NODE * price;
+  if (hourly >= MIN_ORDER_VALUE_CENTS) return false;
+  const windowMs = sellWindowEnd(o, now) - sellWindowStart(o, now);
+  return hourly * windowMs < MIN_ORDER_VALUE_CENTS * HOUR_MS;
+}
 
 function reject(code: RejectCode, events: BookEvent[]): PlaceResult {
   return { ok: false, code, message: REJECT_MESSAGES[code], events };

@@ -51,7 +51,9 @@ export class OrderRec {
   readonly allowPartial: boolean;
   /** Sells: trades only whole, in one fill to one buy (D27). */
   readonly allOrNothing: boolean;
-  /** Sells: end of the window (D6). Buys: unused. */
+  /** Sells: first instant of the window whose time can be used (D6, D27). Buys: unused. */
+  readonly windowStart: Millis;
+  /** Sells: end of the window (D6, D27). Buys: unused. */
   readonly windowEnd: Millis;
   readonly clusterId: string;
   /** A flexible buy without a limit price: its window's end is a market step (D14). */
@@ -76,13 +78,30 @@ export class OrderRec {
     this.durationMs = input.durationHours * HOUR_MS;
     this.allowPartial = input.allowPartial === true;
     this.allOrNothing = !this.isBuy && input.allOrNothing === true;
-    // D6: the window runs from the start the seller gave, even one in the past.
-    this.windowEnd = this.isBuy ? Infinity : (input.startAt ?? acceptedAt) + this.durationMs;
+    // D6: the window runs from the start the seller gave, even one in the
+    // past; D27: a resale gives its window's start and exact end.
+    this.windowStart = this.isBuy ? 0 : (input.windowStartAt ?? input.startAt ?? acceptedAt);
+    this.windowEnd = this.isBuy
+      ? Infinity
+      : (input.windowEndAt ?? (input.startAt ?? acceptedAt) + this.durationMs);
     this.clusterId = input.clusterId ?? '';
     this.marketAtEnd = input.type === 'market' && input.flexibleWindowHours !== undefined;
     this.price = price;
     this.remaining = remaining;
   }
+}
+
+/**
+ * Milliseconds of sell a's window a lease starting at t can still use
+ * (D6, D27): a buy of d hours fits when d h ≤ this.
+ */
+export function windowLeft(a: OrderRec, t: Millis): Millis {
+  return a.windowEnd - (t > a.windowStart ? t : a.windowStart);
+}
+
+/** When a lease from sell a matched at t starts: max(t, its window start), D27. */
+export function leaseStart(a: OrderRec, t: Millis): Millis {
+  return t > a.windowStart ? t : a.windowStart;
 }
 
 /** D17: same account or same organization never trade. */

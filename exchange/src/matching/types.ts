@@ -28,7 +28,10 @@ export interface OrderInput {
   readonly orgId: string;
   /** Whole 8-GPU nodes. */
   readonly nodes: number;
-  /** Buy: lease length. Sell: window length from startAt (D6). */
+  /**
+   * Buy: lease length. Sell: window length from startAt (D6), unless
+   * windowEndAt is given (then unused by the book).
+   */
   readonly durationHours: number;
   readonly limitPrice?: Cents | undefined;
   /** Buys only; default false: all-or-nothing (D9). */
@@ -50,6 +53,18 @@ export interface OrderInput {
   readonly expiresAt?: Millis | undefined;
   /** Sells only: the provider cluster whose nodes are offered (D11). */
   readonly clusterId?: string | undefined;
+  /**
+   * Sells only: the first instant the window's time can be used, which may be
+   * later than the moment the order rests (a resale's available_from, D27).
+   * Default: startAt (the one given, even a past one; else the acceptance).
+   */
+  readonly windowStartAt?: Millis | undefined;
+  /**
+   * Sells only: the exact end of the window (a resale's lease end, D27), not
+   * necessarily a whole number of hours after anything. Default: startAt +
+   * durationHours h.
+   */
+  readonly windowEndAt?: Millis | undefined;
 }
 
 export interface Fill {
@@ -60,6 +75,12 @@ export interface Fill {
   readonly price: Cents;
   /** Nodes the sell has left after this fill. */
   readonly sellRemaining: number;
+  /**
+   * When the lease made of this fill starts: max(match time, the sell's
+   * window start), D27's transfer_time. The match time for any sell whose
+   * window started already.
+   */
+  readonly leaseStartAt: Millis;
 }
 
 export type BookEvent =

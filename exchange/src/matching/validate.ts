@@ -42,8 +42,17 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     if (o.flexibleWindowHours !== undefined)
       return 'flexible_window_hours applies to buy orders only';
     if (!nonEmpty(o.clusterId)) return 'sell orders name the cluster whose nodes they offer';
+    if (o.windowStartAt !== undefined) {
+      if (!Number.isSafeInteger(o.windowStartAt)) return 'the window start is not a valid time';
+      if (o.windowStartAt > now + MAX_START_AHEAD_MS)
+        return 'the window starts more than 720 hours ahead';
+    }
+    if (o.windowEndAt !== undefined && !Number.isSafeInteger(o.windowEndAt))
+      return 'the window end is not a valid time';
   } else if (o.allOrNothing === true) {
     return 'all_or_nothing applies to sell orders only (D27)';
+  } else if (o.windowStartAt !== undefined || o.windowEndAt !== undefined) {
+    return 'a window start or end applies to sell orders only (D27)';
   } else if (
     o.flexibleWindowHours !== undefined &&
     !intIn(o.flexibleWindowHours, 1, MAX_DURATION_HOURS)
@@ -62,13 +71,31 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     }
     if (Number.isNaN(o.expiresAt) || o.expiresAt <= now) return 'expires_at must be in the future';
   }
-  if (o.side === 'sell' && sellWindowEnd(o, now) - Math.max(o.startAt ?? now, now) < HOUR_MS) {
-    return 'the sell window must leave at least one hour, the shortest lease (D6)';
+  if (o.side === 'sell') {
+    const start = sellWindowStart(o, now);
+    const end = sellWindowEnd(o, now);
+    if (end <= start) return 'the sell window must end after it starts';
+    if (end - start > MAX_DURATION_HOURS * HOUR_MS)
+      return 'the sell window is longer than 720 hours';
+    // From when its time can first be used: the order rests at max(now,
+    // startAt), the window's time is usable from windowStartAt.
+    const usableFrom = Math.max(now, o.startAt ?? now, start);
+    if (end - usableFrom < HOUR_MS) {
+      return 'the sell window must leave at least one hour, the shortest lease (D6)';
+    }
   }
   return null;
 }
 
-/** D6: a sell's window runs durationHours from the start the seller gave. */
+/**
+ * D6, D27: the first instant of a sell's window: windowStartAt, else the
+ * start the seller gave (even a past one), else now (acceptance).
+ */
+export function sellWindowStart(o: OrderInput, now: Millis): Millis {
+  return o.windowStartAt ?? o.startAt ?? now;
+}
+
+/** D6, D27: a sell's window ends at windowEndAt, else durationHours from the start it gave. */
 export function sellWindowEnd(o: OrderInput, now: Millis): Millis {
-  return (o.startAt ?? now) + o.durationHours * HOUR_MS;
+  return o.windowEndAt ?? (o.startAt ?? now) + o.durationHours * HOUR_MS;
 }

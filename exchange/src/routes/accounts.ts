@@ -1,52 +1,52 @@
-// POST /v1/admin/accounts (D31) and GET /v1/account (D33).
+// POST /v1/admin/accounts (D31), GET /v1/account and
+// GET /v1/account/transactions (D33).
 
-import { TOKEN_SCOPES, formatDollars, parseDollars } from '@gpux/shared';
-import type { TokenScope } from '@gpux/shared';
-import type { FastifyInstance } from 'fastify';
+import { TOKEN_SCOPES, parseDollars } from '@gpux/shared';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 
 import { accountView, createAccount } from '../accounts/accounts.js';
+import { callerOf } from '../auth/authenticate.js';
+import { Nullable, PageQuery, StringEnum } from '../http/schema.js';
 import { entriesOf } from '../ledger/ledger.js';
-import { PAGE_QUERY } from './paging.js';
-import type { PageQuery } from './paging.js';
-import { adminOnly, callerOf, requireScope } from '../auth/authenticate.js';
 import type { RouteContext } from '../services.js';
+import {
+  AccountSchema,
+  CreatedAccountSchema,
+  TransactionsSchema,
+  accountJson,
+  createdAccountView,
+  transactionsView,
+} from '../views/accounts.js';
 
-const NAME = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const Name = (): ReturnType<typeof Type.String> => Type.String({ minLength: 1, maxLength: 200 });
 
-const createAccountBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'organization', 'scopes'],
-  properties: {
-    name: NAME,
-    organization: NAME,
-    scopes: {
-      type: 'array',
-      minItems: 1,
-      uniqueItems: true,
-      items: { type: 'string', enum: [...TOKEN_SCOPES] },
-    },
-    // Dollars (D1), parsed exactly in the handler.
-    credit_limit: { type: ['number', 'null'] },
+const CreateAccountBody = Type.Object(
+  {
+    name: Name(),
+    organization: Name(),
+    scopes: Type.Array(StringEnum(TOKEN_SCOPES), { minItems: 1, uniqueItems: true }),
+    // Dollars (D1), parsed exactly below.
+    credit_limit: Type.Optional(Nullable(Type.Number())),
   },
-} as const;
+  { title: 'CreateAccount', additionalProperties: false },
+);
 
-interface CreateAccountBody {
-  name: string;
-  organization: string;
-  scopes: TokenScope[];
-  credit_limit?: number | null;
-}
-
-export function accountRoutes(
-  app: FastifyInstance,
-  { db, adminToken, limiter, directory }: RouteContext,
-): void {
-  app.post<{ Body: CreateAccountBody }>(
+export const accountRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
+  app,
+  { ctx },
+  done,
+) => {
+  app.post(
     '/v1/admin/accounts',
     {
-      schema: { body: createAccountBody },
-      preValidation: adminOnly(adminToken),
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Create an account and its first API token',
+        tags: ['admin'],
+        body: CreateAccountBody,
+        response: { 201: CreatedAccountSchema },
+      },
     },
     async (request, reply) => {
       const { name, organization, scopes, credit_limit } = request.body;
@@ -54,61 +54,43 @@ export function accountRoutes(
         credit_limit === undefined || credit_limit === null
           ? undefined
           : parseDollars(credit_limit, 'credit_limit');
-      const created = await db.transaction((tx) =>
+      const created = await ctx.db.transaction((tx) =>
         createAccount(tx, { name, organization, scopes, creditLimitCents }),
       );
-      return reply.code(201).send({
-        account_id: created.accountId,
-        organization: created.organization,
-        organization_id: created.organizationId,
-        scopes: created.scopes,
-        token: created.token,
-      });
+      return reply.code(201).send(createdAccountView(created));
     },
   );
 
   app.get(
     '/v1/account',
-    { preValidation: requireScope(directory, limiter, 'read') },
-    async (request) => {
-      const a = await accountView(db, callerOf(request).accountId);
-      return {
-        account_id: a.accountId,
-        name: a.name,
-        organization: a.organization,
-        organization_id: a.organizationId,
-        balance: formatDollars(a.balanceCents),
-        credit_limit: a.creditLimitCents === null ? null : formatDollars(a.creditLimitCents),
-        created_at: a.createdAt.toISOString(),
-      };
+    {
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'The caller’s account and balance',
+        tags: ['account'],
+        response: { 200: AccountSchema },
+      },
     },
+    async (request) => accountJson(await accountView(ctx.db, callerOf(request).accountId)),
   );
 
-  app.get<{ Querystring: PageQuery }>(
+  app.get(
     '/v1/account/transactions',
     {
+      config: { access: 'customer', scope: 'read', rate: 'query' },
       schema: {
-        querystring: { type: 'object', additionalProperties: false, properties: PAGE_QUERY },
+        summary: 'The caller’s ledger rows',
+        tags: ['account'],
+        querystring: PageQuery,
+        response: { 200: TransactionsSchema },
       },
-      preValidation: requireScope(directory, limiter, 'read'),
     },
     async (request) => {
       const { limit, offset } = request.query;
-      const { entries, total } = await entriesOf(db, callerOf(request).accountId, limit, offset);
-      return {
-        transactions: entries.map((e) => ({
-          transaction_id: e.transactionId,
-          transaction_kind: e.transactionKind,
-          kind: e.kind,
-          amount: formatDollars(e.amountCents),
-          order_id: e.orderId,
-          lease_id: e.leaseId,
-          created_at: e.createdAt.toISOString(),
-        })),
-        total,
-        limit,
-        offset,
-      };
+      const page = await entriesOf(ctx.db, callerOf(request).accountId, limit, offset);
+      return transactionsView(page, limit, offset);
     },
   );
-}
+
+  done();
+};

@@ -1,81 +1,53 @@
 // POST /v1/admin/clusters and GET /v1/admin/clusters (D31).
 
-import { GPUS_PER_NODE, GPU_TYPES, ZONES } from '@gpux/shared';
-import type { GpuType, Zone } from '@gpux/shared';
-import type { FastifyInstance } from 'fastify';
+import { GPU_TYPES, ZONES } from '@gpux/shared';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 
-import type { ClusterView } from '../accounts/clusters.js';
 import { createCluster, listClusters } from '../accounts/clusters.js';
-import { adminOnly } from '../auth/authenticate.js';
+import { StringEnum } from '../http/schema.js';
 import type { RouteContext } from '../services.js';
+import { ClusterListSchema, ClusterSchema, clusterView } from '../views/accounts.js';
 
 /** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens. */
-const HOSTNAME = {
-  type: 'string',
+const Hostname = Type.String({
   maxLength: 253,
   pattern:
     '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$',
-} as const;
+});
 
-const createClusterBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['provider_account_id', 'gpu_type', 'zone', 'nodes'],
-  properties: {
-    provider_account_id: { type: 'string', minLength: 1, maxLength: 64 },
-    gpu_type: { type: 'string', enum: [...GPU_TYPES] },
-    zone: { type: 'string', enum: [...ZONES] },
-    nodes: {
-      type: 'array',
+const CreateClusterBody = Type.Object(
+  {
+    provider_account_id: Type.String({ minLength: 1, maxLength: 64 }),
+    gpu_type: StringEnum(GPU_TYPES),
+    zone: StringEnum(ZONES),
+    nodes: Type.Array(Type.Object({ hostname: Hostname }, { additionalProperties: false }), {
       minItems: 1,
       maxItems: 1000,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['hostname'],
-        properties: { hostname: HOSTNAME },
-      },
-    },
+    }),
   },
-} as const;
+  { title: 'CreateCluster', additionalProperties: false },
+);
 
-interface CreateClusterBody {
-  provider_account_id: string;
-  gpu_type: GpuType;
-  zone: Zone;
-  nodes: { hostname: string }[];
-}
-
-function clusterJson(c: ClusterView): Record<string, unknown> {
-  return {
-    cluster_id: c.clusterId,
-    provider_account_id: c.providerAccountId,
-    gpu_type: c.gpuType,
-    zone: c.zone,
-    created_at: c.createdAt.toISOString(),
-    nodes: c.nodes.map((n) => ({
-      node_id: n.nodeId,
-      hostname: n.hostname,
-      gpus: GPUS_PER_NODE,
-      status: n.status,
-      last_heartbeat: n.lastHeartbeatAt?.toISOString() ?? null,
-    })),
-  };
-}
-
-export function clusterRoutes(
-  app: FastifyInstance,
-  { db, adminToken, directory }: RouteContext,
-): void {
-  app.post<{ Body: CreateClusterBody }>(
+export const clusterRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
+  app,
+  { ctx },
+  done,
+) => {
+  app.post(
     '/v1/admin/clusters',
     {
-      schema: { body: createClusterBody },
-      preValidation: adminOnly(adminToken),
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Register a provider cluster and its nodes',
+        tags: ['admin'],
+        body: CreateClusterBody,
+        response: { 201: ClusterSchema },
+      },
     },
     async (request, reply) => {
       const b = request.body;
-      const cluster = await db.transaction((tx) =>
+      const cluster = await ctx.db.transaction((tx) =>
         createCluster(tx, {
           providerAccountId: b.provider_account_id,
           gpuType: b.gpu_type,
@@ -83,12 +55,23 @@ export function clusterRoutes(
           hostnames: b.nodes.map((n) => n.hostname.toLowerCase()),
         }),
       );
-      directory.forgetClusters(b.provider_account_id);
-      return reply.code(201).send(clusterJson(cluster));
+      ctx.directory.forgetClusters(b.provider_account_id);
+      return reply.code(201).send(clusterView(cluster));
     },
   );
 
-  app.get('/v1/admin/clusters', { preValidation: adminOnly(adminToken) }, async () => {
-    return { clusters: (await listClusters(db)).map(clusterJson) };
-  });
-}
+  app.get(
+    '/v1/admin/clusters',
+    {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Every cluster with its nodes’ status and last heartbeat',
+        tags: ['admin'],
+        response: { 200: ClusterListSchema },
+      },
+    },
+    async () => ({ clusters: (await listClusters(ctx.db)).map(clusterView) }),
+  );
+
+  done();
+};

@@ -8,64 +8,65 @@ import {
   HOUR_MS,
   MAX_DURATION_HOURS,
   ZONES,
-  formatDollars,
-  splitFee,
 } from '@gpux/shared';
-import type { GpuType, Zone } from '@gpux/shared';
-import type { FastifyInstance } from 'fastify';
+import type { GpuType } from '@gpux/shared';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 
-import { callerOf, requireScope } from '../auth/authenticate.js';
-import type { Level } from '../matching/index.js';
+import { callerOf } from '../auth/authenticate.js';
+import { Defaulted, PAGE_QUERY, StringEnum } from '../http/schema.js';
 import { listTrades, volumeSince } from '../market/queries.js';
 import type { RouteContext } from '../services.js';
-import { PAGE_QUERY } from './paging.js';
+import {
+  EstimateSchema,
+  OrderBookSchema,
+  TradesSchema,
+  estimateView,
+  orderBookView,
+  tradesView,
+} from '../views/market.js';
 
-const GPU_TYPE = { type: 'string', enum: [...GPU_TYPES] } as const;
-const ZONE = { type: 'string', enum: [...ZONES] } as const;
 /** D22: `<gpu_count>x<gpu_type>`, e.g. 8xh100. */
 const INSTANCE_TYPE = new RegExp(`^([1-9][0-9]{0,5})x(${GPU_TYPES.join('|')})$`);
 
-const orderbookQuery = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['zone'],
-  properties: {
-    gpu_type: GPU_TYPE,
-    instance_type: { type: 'string', minLength: 1, maxLength: 40 },
-    zone: ZONE,
-    depth: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+const OrderBookQuery = Type.Object(
+  {
+    gpu_type: Type.Optional(StringEnum(GPU_TYPES)),
+    instance_type: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'D22: `<gpu_count>x<gpu_type>` in place of gpu_type.',
+      }),
+    ),
+    zone: StringEnum(ZONES),
+    depth: Defaulted(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
   },
-} as const;
+  { additionalProperties: false },
+);
 
-const estimateQuery = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['gpu_type', 'gpu_count', 'zone'],
-  properties: {
-    gpu_type: GPU_TYPE,
-    gpu_count: { type: 'integer', minimum: GPUS_PER_NODE, maximum: 80_000, multipleOf: 8 },
-    zone: ZONE,
-    duration_hours: { type: 'integer', minimum: 1, maximum: MAX_DURATION_HOURS, default: 24 },
+const EstimateQuery = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    gpu_count: Type.Integer({ minimum: GPUS_PER_NODE, maximum: 80_000, multipleOf: 8 }),
+    zone: StringEnum(ZONES),
+    duration_hours: Defaulted(
+      Type.Integer({ minimum: 1, maximum: MAX_DURATION_HOURS, default: 24 }),
+    ),
   },
-} as const;
+  { additionalProperties: false },
+);
 
-const tradesQuery = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['gpu_type', 'zone'],
-  properties: { gpu_type: GPU_TYPE, zone: ZONE, ...PAGE_QUERY },
-} as const;
-
-function levels(ls: readonly Level[]): { price: number; gpus: number; orders: number }[] {
-  return ls.map((l) => ({ price: formatDollars(l.price), gpus: l.gpus, orders: l.orders }));
-}
-
-function dollarsOrNull(c: number | null): number | null {
-  return c === null ? null : formatDollars(c);
-}
+const TradesQuery = Type.Object(
+  { gpu_type: StringEnum(GPU_TYPES), zone: StringEnum(ZONES), ...PAGE_QUERY },
+  { additionalProperties: false },
+);
 
 /** D22: gpu_type from `gpu_type` or from `instance_type`; both must agree. */
-function gpuTypeOf(q: { gpu_type?: GpuType; instance_type?: string }): GpuType {
+function gpuTypeOf(q: {
+  gpu_type?: GpuType | undefined;
+  instance_type?: string | undefined;
+}): GpuType {
   if (q.instance_type !== undefined) {
     const m = INSTANCE_TYPE.exec(q.instance_type);
     const t = m?.[2] as GpuType | undefined;
@@ -86,59 +87,51 @@ function gpuTypeOf(q: { gpu_type?: GpuType; instance_type?: string }): GpuType {
   return q.gpu_type;
 }
 
-export function marketDataRoutes(
-  app: FastifyInstance,
-  { db, limiter, market, directory }: RouteContext,
-): void {
-  app.get<{
-    Querystring: { gpu_type?: GpuType; instance_type?: string; zone: Zone; depth: number };
-  }>(
+export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
+  app,
+  { ctx },
+  done,
+) => {
+  app.get(
     '/v1/orderbook',
     {
-      schema: { querystring: orderbookQuery },
-      preValidation: requireScope(directory, limiter, 'read'),
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'The order book of one GPU type and zone',
+        tags: ['market'],
+        querystring: OrderBookQuery,
+        response: { 200: OrderBookSchema },
+      },
     },
     async (request) => {
+      const { market, db } = ctx;
       const q = request.query;
       const gpuType = gpuTypeOf(q);
       const now = market.clock.now();
       const snap = market.writer(gpuType, q.zone).view.book.snapshot(q.depth);
       const volume = await volumeSince(db, gpuType, q.zone, now - 24 * HOUR_MS);
-      return {
-        gpu_type: gpuType,
-        ...(q.instance_type === undefined ? {} : { instance_type: q.instance_type }),
-        zone: q.zone,
-        timestamp: new Date(now).toISOString(),
-        market_depth: {
-          best_bid: dollarsOrNull(snap.bestBid),
-          best_ask: dollarsOrNull(snap.bestAsk),
-          spread: dollarsOrNull(snap.spread),
-          mid_price: dollarsOrNull(snap.midPrice),
-        },
-        bids: levels(snap.bids),
-        asks: levels(snap.asks),
-        last_trade:
-          snap.lastTrade === null
-            ? null
-            : {
-                price: formatDollars(snap.lastTrade.price),
-                gpus: snap.lastTrade.gpus,
-                timestamp: new Date(snap.lastTrade.at).toISOString(),
-              },
-        volume_24h: volume,
-      };
+      return orderBookView(
+        { gpuType, zone: q.zone, instanceType: q.instance_type },
+        now,
+        snap,
+        volume,
+      );
     },
   );
 
-  app.get<{
-    Querystring: { gpu_type: GpuType; gpu_count: number; zone: Zone; duration_hours: number };
-  }>(
+  app.get(
     '/v1/prices/estimate',
     {
-      schema: { querystring: estimateQuery },
-      preValidation: requireScope(directory, limiter, 'read'),
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'What a market buy would pay now',
+        tags: ['market'],
+        querystring: EstimateQuery,
+        response: { 200: EstimateSchema },
+      },
     },
     (request) => {
+      const { market } = ctx;
       const q = request.query;
       const caller = callerOf(request);
       const now = market.clock.now();
@@ -152,55 +145,26 @@ export function marketDataRoutes(
         },
         now,
       );
-      const compute = est.computeCostCents;
-      const { fee } = splitFee(compute);
-      const total = formatDollars(compute + fee);
-      return {
-        gpu_type: q.gpu_type,
-        gpu_count: q.gpu_count,
-        zone: q.zone,
-        duration_hours: q.duration_hours,
-        estimated_price: dollarsOrNull(est.estimatedPrice),
-        best_ask: dollarsOrNull(est.bestAsk),
-        worst_fill_price: dollarsOrNull(est.worstFillPrice),
-        total_available: est.totalAvailable,
-        sufficient_liquidity: est.sufficientLiquidity,
-        cost_breakdown: {
-          compute_cost: formatDollars(compute),
-          platform_fee: formatDollars(fee),
-          total_cost: total,
-        },
-        // D22: also at top level, the same value (fee included).
-        total_cost: total,
-        fills: est.fills.map((f) => ({ price: formatDollars(f.price), gpus: f.gpus })),
-        ...(est.sufficientLiquidity ? {} : { missing_gpus: est.missingGpus }),
-        timestamp: new Date(now).toISOString(),
-      };
+      return estimateView(q, now, est);
     },
   );
 
-  app.get<{ Querystring: { gpu_type: GpuType; zone: Zone; limit: number; offset: number } }>(
+  app.get(
     '/v1/trades',
     {
-      schema: { querystring: tradesQuery },
-      preValidation: requireScope(directory, limiter, 'read'),
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'Recent anonymous fills of one book',
+        tags: ['market'],
+        querystring: TradesQuery,
+        response: { 200: TradesSchema },
+      },
     },
     async (request) => {
-      const { gpu_type, zone, limit, offset } = request.query;
-      const { rows, total } = await listTrades(db, gpu_type, zone, limit, offset);
-      return {
-        gpu_type,
-        zone,
-        // D33: anonymous: no order, lease or account ids.
-        trades: rows.map((f) => ({
-          price: formatDollars(f.price_cents),
-          gpus: f.gpus,
-          timestamp: new Date(f.at_ms).toISOString(),
-        })),
-        total,
-        limit,
-        offset,
-      };
+      const q = request.query;
+      return tradesView(q, await listTrades(ctx.db, q.gpu_type, q.zone, q.limit, q.offset));
     },
   );
-}
+
+  done();
+};

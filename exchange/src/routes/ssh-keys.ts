@@ -1,58 +1,83 @@
 // POST / GET /v1/ssh_keys, DELETE /v1/ssh_keys/{id} (D32).
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 
-import type { SshKeyView } from '../accounts/ssh-keys.js';
 import { addSshKey, deleteSshKey, listSshKeys } from '../accounts/ssh-keys.js';
-import { callerOf, requireScope } from '../auth/authenticate.js';
+import { callerOf } from '../auth/authenticate.js';
 import type { RouteContext } from '../services.js';
+import {
+  SshKeyDeletedSchema,
+  SshKeyListSchema,
+  SshKeySchema,
+  sshKeyView,
+} from '../views/accounts.js';
 
-const addKeyBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'public_key'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 100 },
-    public_key: { type: 'string', minLength: 1, maxLength: 16_384 },
+const AddKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    public_key: Type.String({ minLength: 1, maxLength: 16_384 }),
   },
-} as const;
+  { title: 'AddSshKey', additionalProperties: false },
+);
 
-function keyJson(k: SshKeyView): Record<string, unknown> {
-  return {
-    ssh_key_id: k.sshKeyId,
-    name: k.name,
-    type: k.type,
-    public_key: k.publicKey,
-    fingerprint: k.fingerprint,
-    created_at: k.createdAt.toISOString(),
-  };
-}
+/** Any id: an unknown one is 404 like another account's (D24). */
+const KeyParams = Type.Object({ id: Type.String() });
 
-export function sshKeyRoutes(app: FastifyInstance, { db, limiter, directory }: RouteContext): void {
-  app.post<{ Body: { name: string; public_key: string } }>(
+export const sshKeyRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
+  app,
+  { ctx },
+  done,
+) => {
+  app.post(
     '/v1/ssh_keys',
-    { schema: { body: addKeyBody }, preValidation: requireScope(directory, limiter, 'leases') },
+    {
+      config: { access: 'customer', scope: 'leases', rate: 'query' },
+      schema: {
+        summary: 'Register an SSH public key',
+        tags: ['account'],
+        body: AddKeyBody,
+        response: { 201: SshKeySchema },
+      },
+    },
     async (request, reply) => {
       const { name, public_key: publicKey } = request.body;
-      const key = await addSshKey(db, callerOf(request).accountId, name, publicKey);
-      return reply.code(201).send(keyJson(key));
+      const key = await addSshKey(ctx.db, callerOf(request).accountId, name, publicKey);
+      return reply.code(201).send(sshKeyView(key));
     },
   );
 
   app.get(
     '/v1/ssh_keys',
-    { preValidation: requireScope(directory, limiter, 'read') },
+    {
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'The caller’s SSH keys',
+        tags: ['account'],
+        response: { 200: SshKeyListSchema },
+      },
+    },
+    async (request) => ({
+      ssh_keys: (await listSshKeys(ctx.db, callerOf(request).accountId)).map(sshKeyView),
+    }),
+  );
+
+  app.delete(
+    '/v1/ssh_keys/:id',
+    {
+      config: { access: 'customer', scope: 'leases', rate: 'query', errors: ['not_found'] },
+      schema: {
+        summary: 'Delete an SSH key',
+        tags: ['account'],
+        params: KeyParams,
+        response: { 200: SshKeyDeletedSchema },
+      },
+    },
     async (request) => {
-      return { ssh_keys: (await listSshKeys(db, callerOf(request).accountId)).map(keyJson) };
+      await deleteSshKey(ctx.db, callerOf(request).accountId, request.params.id);
+      return { ssh_key_id: request.params.id, deleted: true as const };
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
-    '/v1/ssh_keys/:id',
-    { preValidation: requireScope(directory, limiter, 'leases') },
-    async (request) => {
-      await deleteSshKey(db, callerOf(request).accountId, request.params.id);
-      return { ssh_key_id: request.params.id, deleted: true };
-    },
-  );
-}
+  done();
+};

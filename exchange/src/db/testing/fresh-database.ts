@@ -1,17 +1,11 @@
 // A database of its own for each test file, on the PostgreSQL server of this
-// machine (CI has one; DEVELOPERS.md), so runs never collide.
-
-import { randomBytes } from 'node:crypto';
-
-import pg from 'pg';
+// machine (admin-database.ts), so runs never collide.
 
 import type { Database } from '../database.js';
 import { migrate } from '../migrate.js';
 import { openPglite } from '../pglite.js';
 import { openPostgres } from '../postgres.js';
-
-/** Where to create test databases: a server and a database to connect to first. */
-const ADMIN_URL = process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { createDatabase } from './admin-database.js';
 
 export interface FreshDatabase {
   readonly db: Database;
@@ -20,34 +14,28 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 export async function freshPostgres(): Promise<FreshDatabase> {
-  const name = `gpux_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const db = openPostgres(url.toString());
+  const scratch = await createDatabase();
+  const db = openPostgres(scratch.url);
   return {
     db,
-    url: url.toString(),
+    url: scratch.url,
     async drop(): Promise<void> {
       await db.close();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await scratch.drop();
     },
   };
 }
 
 /** A database to test on, and how to get rid of it. */
 export type OpenTestDatabase = () => Promise<{ db: Database; done: () => Promise<void> }>;
+
+/**
+ * A timeout for the hook that opens a TEST_ENGINES database: PGlite compiles
+ * its WebAssembly and runs initdb on each open, several seconds on a loaded
+ * machine (vitest's default for hooks is 10 s).
+ */
+export const OPEN_TIMEOUT_MS = 60_000;
 
 /** Both engines the exchange runs on (D34), for `describe.each`: same SQL, same tests. */
 export const TEST_ENGINES: [string, OpenTestDatabase][] = [
@@ -67,9 +55,13 @@ export const TEST_ENGINES: [string, OpenTestDatabase][] = [
   ],
 ];
 
-/** An in-memory PGlite with every migration applied: for tests that need a schema, not a server. */
-export async function migratedPglite(): Promise<Database> {
-  const db = await openPglite();
-  await migrate(db);
-  return db;
+/**
+ * A fresh PostgreSQL database with every migration applied: the engine
+ * production runs on. PGlite is for tests that compare the two engines
+ * (TEST_ENGINES).
+ */
+export async function migratedPostgres(): Promise<FreshDatabase> {
+  const fresh = await freshPostgres();
+  await migrate(fresh.db);
+  return fresh;
 }

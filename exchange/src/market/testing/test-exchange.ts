@@ -2,12 +2,18 @@
 // book rebuilt, a clock the test moves, and helpers to onboard accounts and
 // clusters through the admin API and call the customer API.
 
-import type { TokenScope } from '@gpux/shared';
+import { randomBytes } from 'node:crypto';
+
+import { GPU_TYPES, ZONES } from '@gpux/shared';
+import type { GpuType, TokenScope, Zone } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 
 import { buildApp } from '../../app.js';
+import { SecretBox } from '../../leases/secret-box.js';
+import { guardSerialization } from '../../http/testing/serialization-guard.js';
 import type { RateLimits } from '../../auth/rate-limit.js';
 import type { Database } from '../../db/database.js';
+import type { Logger } from '../../logger.js';
 import { migrate } from '../../db/migrate.js';
 import { openPglite } from '../../db/pglite.js';
 import { freshPostgres } from '../../db/testing/fresh-database.js';
@@ -47,10 +53,20 @@ export interface TestExchangeOptions {
   readonly provisioningTimeoutMs?: number;
   /** Reuse a database (the restart test). */
   readonly db?: Database;
+  /** What the market logs (default: nothing). */
+  readonly logger?: Logger;
+}
+
+/** A book, as the API names it in an order's body. */
+export interface Book {
+  readonly gpu_type: GpuType;
+  readonly zone: Zone;
 }
 
 export interface TestExchange {
   readonly app: FastifyInstance;
+  /** D28: seals and opens the kubeconfigs agents report. */
+  readonly secrets: SecretBox;
   readonly db: Database;
   readonly market: Market;
   readonly clock: ManualClock;
@@ -65,6 +81,20 @@ export interface TestExchange {
     name: string,
     opts?: { organization?: string; scopes?: TokenScope[]; creditLimit?: number },
   ): Promise<Party>;
+  /**
+   * An account of its own: named `<role>-<n>-<tag>`, in an organization of
+   * that name, never used before on this database. What a test asserts about its
+   * balance, orders or leases is then what the test itself did.
+   */
+  party(
+    role: string,
+    opts?: { scopes?: TokenScope[]; creditLimit?: number },
+  ): Promise<Party & { readonly name: string }>;
+  /**
+   * A book no earlier call handed out (twelve in all): a test that trades in
+   * it meets no other test's orders, fills, last trade or liquidity.
+   */
+  book(): Book;
   /** A cluster of `nodes` nodes owned by `provider`; returns its id. */
   cluster(provider: Party, nodes: number, gpuType?: string, zone?: string): Promise<string>;
   /** Let time pass in every book (expiry, scheduled orders, lease ends). */
@@ -96,18 +126,27 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
   const market = await Market.open(db, {
     tickIntervalMs: 0,
     clock,
+    ...(o.logger === undefined ? {} : { logger: o.logger }),
     ...(o.provisioningTimeoutMs === undefined
       ? {}
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
+  const secrets = new SecretBox(randomBytes(32));
   const app = buildApp(
     {
       logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
       rateLimits: o.rateLimits ?? NO_LIMITS,
     },
-    { db, adminToken: ADMIN_TOKEN, market },
+    { db, adminToken: ADMIN_TOKEN, market, secrets },
   );
+  // Every answer must serialize to exactly its view (http/testing/serialization-guard.ts);
+  // a difference fails the request that made it, and close() fails if any happened.
+  const guard = guardSerialization(app);
   let stopped = false;
+  let parties = 0;
+  // Names stay apart from an earlier exchange's on the same database (o.db).
+  const tag = randomBytes(2).toString('hex');
+  const books: Book[] = GPU_TYPES.flatMap((gpu_type) => ZONES.map((zone) => ({ gpu_type, zone })));
 
   const call: TestExchange['call'] = async (method, url, token, body, headers = {}) => {
     const res = await app.inject({
@@ -127,6 +166,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
 
   const ex: TestExchange = {
     app,
+    secrets,
     db,
     market,
     clock,
@@ -144,6 +184,15 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
         organizationId: r.json['organization_id'] as string,
         token: r.json['token'] as string,
       };
+    },
+    async party(role, a = {}) {
+      const name = `${role}-${++parties}-${tag}`;
+      return { name, ...(await ex.account(name, a)) };
+    },
+    book() {
+      const next = books.shift();
+      if (next === undefined) throw new Error('every book of this test exchange is taken');
+      return next;
     },
     async cluster(provider, nodes, gpuType = 'h100', zone = 'us-west-1') {
       const r = await call('POST', '/v1/admin/clusters', ADMIN_TOKEN, {
@@ -170,6 +219,9 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     async close() {
       await ex.stop();
       await drop();
+      if (guard.mismatches.length > 0) {
+        throw new Error(`answers differed from their views:\n${guard.mismatches.join('\n')}`);
+      }
     },
   };
   return ex;

@@ -11,6 +11,7 @@ import type { EstimateQuery, Millis, OrderInput } from '../types.js';
 
 export const EPOCH: Millis = Date.UTC(2025, 0, 1);
 const MIN = 60_000;
+const HOUR = 3_600_000;
 
 export type Command =
   | { readonly kind: 'place'; readonly now: Millis; readonly input: OrderInput }
@@ -45,6 +46,11 @@ interface RawPlace {
   /** ms after now (after startAt for flexible orders is not required); null: none. */
   readonly expiresIn: number | null;
   readonly cluster: number;
+  /**
+   * Sells: a resale-like window (D27) given by windowStartAt / windowEndAt,
+   * or null (the D6 window from startAt).
+   */
+  readonly window: RawWindow | null;
   /** Rarely: one deliberately invalid field. */
   readonly invalid:
     | 'none'
@@ -54,11 +60,58 @@ interface RawPlace {
     | 'partialSell'
     | 'noCluster'
     | 'expired'
-    | 'aonBuy';
+    | 'aonBuy'
+    | 'windowOnBuy'
+    | 'windowEmpty'
+    | 'windowShort';
+}
+
+/**
+ * A resale's window (D27): the lease's nodes are offered from windowStartAt
+ * (available_from: often ahead, sometimes now or just past) to windowEndAt
+ * (the lease end: not a whole number of hours from anything), the order
+ * resting from now.
+ */
+interface RawWindow {
+  /** windowStartAt − now, ms. */
+  readonly startIn: number;
+  /** windowEndAt − windowStartAt = hours h − shortBy ms. */
+  readonly hours: number;
+  readonly shortBy: number;
+  /** All-or-nothing, as a resale is (else a divisible sell with such a window). */
+  readonly whole: boolean;
+  /** The exchange passes startAt = now; else left out (also now). */
+  readonly startNow: boolean;
+}
+
+/**
+ * Two asks a little apart and, at once, a flexible buy without a limit price
+ * for about their total (D14): its R is their average, so whether the market
+ * step on arrival fills depends on the rounding of that average, the buy's
+ * party, its lease and what else rests. The brief's case is 1 node at 200 and
+ * 1 at 240 with a 2-node buy (R = 220).
+ */
+interface RawFlexLadder {
+  readonly kind: 'flexLadder';
+  readonly dt: number;
+  readonly buyer: number;
+  readonly sellers: readonly [number, number];
+  readonly nodes: readonly [number, number];
+  readonly price: number;
+  readonly gap: number;
+  /** Added to the asks' total for the buy's nodes. */
+  readonly more: number;
+  readonly hours: number;
+  readonly sellHours: number;
+  readonly flexible: number;
+  readonly allowPartial: boolean;
+  /** ms after now; null: the buy starts at once. */
+  readonly startIn: number | null;
 }
 
 type Raw =
   | RawPlace
+  | RawFlexLadder
   | {
       readonly kind: 'cancel';
       readonly dt: number;
@@ -166,6 +219,23 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
         0.08,
       ),
       cluster: fc.integer({ min: 0, max: 1 }),
+      window: maybe(
+        fc.record({
+          startIn: fc.oneof(
+            { weight: 3, arbitrary: fc.integer({ min: 1, max: 3 * 3600 }).map((x) => x * 1000) },
+            { weight: 1, arbitrary: fc.constant(0) },
+            { weight: 1, arbitrary: fc.integer({ min: -1800, max: -1 }).map((x) => x * 1000) },
+          ),
+          hours: fc.integer({ min: 2, max: p === 'dense' ? 5 : 24 }),
+          shortBy: fc.oneof(
+            fc.integer({ min: 1, max: 59 * 60 }).map((x) => x * 1000),
+            fc.integer({ min: 1, max: 3_599_999 }),
+          ),
+          whole: fc.integer({ min: 0, max: 4 }).map((x) => x !== 0),
+          startNow: fc.boolean(),
+        }),
+        0.15,
+      ),
       invalid: fc.oneof(
         { weight: 60, arbitrary: fc.constant<'none'>('none') },
         {
@@ -178,6 +248,9 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
             'noCluster',
             'expired',
             'aonBuy',
+            'windowOnBuy',
+            'windowEmpty',
+            'windowShort',
           ),
         },
       ),
@@ -200,12 +273,43 @@ const rawPlaceArb = (p: Profile): fc.Arbitrary<RawPlace> =>
       startIn: r.startIn,
       expiresIn: r.expiresIn,
       cluster: r.cluster,
+      window: r.side === 'sell' ? r.window : null,
       invalid: r.invalid,
     }));
+
+const flexLadderArb = (p: Profile): fc.Arbitrary<RawFlexLadder> =>
+  fc.record({
+    kind: fc.constant<'flexLadder'>('flexLadder'),
+    dt: dtArb,
+    buyer: fc.integer({ min: 0, max: ACCOUNTS.length - 1 }),
+    sellers: fc.tuple(
+      fc.integer({ min: 0, max: ACCOUNTS.length - 1 }),
+      fc.integer({ min: 0, max: ACCOUNTS.length - 1 }),
+    ),
+    nodes: fc.oneof(
+      fc.constant<[number, number]>([1, 1]),
+      fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 })),
+    ),
+    price: fc.oneof(fc.constant(200), priceArb(p)),
+    gap: fc.oneof(fc.constant(40), fc.integer({ min: 0, max: 15 })),
+    more: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(0) },
+      { weight: 1, arbitrary: fc.integer({ min: -1, max: 1 }) },
+    ),
+    hours: buyHoursArb(p),
+    sellHours: sellHoursArb(p),
+    flexible: fc.integer({ min: 1, max: 6 }),
+    allowPartial: fc.boolean(),
+    startIn: maybe(
+      fc.integer({ min: 1, max: 3 * 60 }).map((m) => m * MIN),
+      0.25,
+    ),
+  });
 
 const rawArb = (p: Profile): fc.Arbitrary<Raw> =>
   fc.oneof(
     { weight: 14, arbitrary: rawPlaceArb(p) },
+    { weight: 1, arbitrary: flexLadderArb(p) },
     {
       weight: 3,
       arbitrary: fc.record({
@@ -263,6 +367,15 @@ function toInput(r: RawPlace, id: string, now: Millis): OrderInput {
   if (r.startIn !== null) input.startAt = now + r.startIn;
   if (r.expiresIn !== null) input.expiresAt = now + r.expiresIn;
   if (!isBuy) input.clusterId = `cl-${who.accountId}-${r.cluster}`;
+  const w = r.window;
+  if (w !== null) {
+    // D27: a resale rests from now; its window is [available_from, lease end]
+    delete input.startAt;
+    if (w.startNow) input.startAt = now;
+    if (w.whole) input.allOrNothing = true;
+    input.windowStartAt = now + w.startIn;
+    input.windowEndAt = input.windowStartAt + w.hours * HOUR - w.shortBy;
+  }
   switch (r.invalid) {
     case 'none':
       break;
@@ -292,6 +405,20 @@ function toInput(r: RawPlace, id: string, now: Millis): OrderInput {
     case 'aonBuy':
       // all-or-nothing applies to sells only; on a sell, false is harmless
       input.allOrNothing = isBuy;
+      break;
+    case 'windowOnBuy':
+      // a window applies to sells only; on a sell, a 2 h window from now is fine
+      input.windowStartAt = now;
+      input.windowEndAt = now + 2 * HOUR;
+      break;
+    case 'windowEmpty':
+      input.windowStartAt = now + (w?.startIn ?? 0);
+      input.windowEndAt = input.windowStartAt - (w?.shortBy ?? 0);
+      break;
+    case 'windowShort':
+      // under 1 h from when its time is first usable
+      input.windowStartAt = now + Math.max(0, w?.startIn ?? 0);
+      input.windowEndAt = input.windowStartAt + HOUR - 1;
       break;
   }
   return input;
@@ -325,6 +452,46 @@ export function toCommands(raws: readonly Raw[]): Command[] {
       case 'advance':
         out.push({ kind: 'advance', now });
         break;
+      case 'flexLadder': {
+        for (const k of [0, 1] as const) {
+          const who = ACCOUNTS[r.sellers[k]] ?? { accountId: 'a1', orgId: 'org-a' };
+          const id = `o${++n}`;
+          out.push({
+            kind: 'place',
+            now,
+            input: {
+              id,
+              side: 'sell',
+              type: 'limit',
+              ...who,
+              nodes: r.nodes[k],
+              durationHours: r.sellHours,
+              limitPrice: r.price + k * r.gap,
+              clusterId: `cl-${who.accountId}-${k}`,
+            },
+          });
+          ids.push(id);
+        }
+        const id = `o${++n}`;
+        const who = ACCOUNTS[r.buyer] ?? { accountId: 'a1', orgId: 'org-a' };
+        out.push({
+          kind: 'place',
+          now,
+          input: {
+            id,
+            side: 'buy',
+            type: 'market',
+            ...who,
+            nodes: Math.max(1, r.nodes[0] + r.nodes[1] + r.more),
+            durationHours: r.hours,
+            flexibleWindowHours: r.flexible,
+            ...(r.allowPartial ? { allowPartial: true } : {}),
+            ...(r.startIn === null ? {} : { startAt: now + r.startIn }),
+          },
+        });
+        ids.push(id);
+        break;
+      }
       case 'estimate': {
         const who = r.account === null ? undefined : ACCOUNTS[r.account];
         out.push({

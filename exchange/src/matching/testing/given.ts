@@ -6,6 +6,7 @@ import { OrderRec } from '../order-rec.js';
 import type {
   Book,
   BookEvent,
+  BookSnapshot,
   Cents,
   EngineCancelReason,
   Fill,
@@ -70,6 +71,16 @@ export const sell = (id: string, nodes: number, price: Cents, extra: Extra = {})
   ...extra,
 });
 
+/** An all-or-nothing sell (a resale, D27). */
+export const aonSell = (id: string, nodes: number, price: Cents, extra: Extra = {}): OrderInput =>
+  sell(id, nodes, price, { allOrNothing: true, ...extra });
+
+/** One party of organisation `org-B` (several such orders: same org, different accounts). */
+export const orgB = (account: string): { accountId: string; orgId: string } => ({
+  accountId: account,
+  orgId: 'org-B',
+});
+
 export type Accepted = Extract<PlaceResult, { ok: true }>;
 export type Rejected = Extract<PlaceResult, { ok: false }>;
 
@@ -85,7 +96,28 @@ export function givenOrders(book: Book, steps: readonly (readonly [OrderInput, n
   for (const [order, h] of steps) place(book, order, at(h));
 }
 
-// Expected events, written out by hand in the tests.
+/** given: a trade at `price` (1 node, at T0 + h hours), leaving both sides empty. */
+export function givenTradeAt(book: Book, price: Cents, h = 0): void {
+  givenOrders(book, [
+    [sell('s0', 1, price), h],
+    [limitBuy('t0', 1, price), h],
+  ]);
+}
+
+// Expected events and views, written out by hand in the tests.
+
+export const EMPTY: BookSnapshot = {
+  bids: [],
+  asks: [],
+  bestBid: null,
+  bestAsk: null,
+  spread: null,
+  midPrice: null,
+  lastTrade: null,
+};
+
+/** A snapshot: empty unless told. */
+export const snap = (s: Partial<BookSnapshot>): BookSnapshot => ({ ...EMPTY, ...s });
 
 export const rested = (atMs: Millis, orderId: string, price: Cents, nodes: number): BookEvent => ({
   type: 'rested',
@@ -95,12 +127,21 @@ export const rested = (atMs: Millis, orderId: string, price: Cents, nodes: numbe
   nodes,
 });
 
+/** A fill as a test writes it: its lease starts at the match unless told (D27). */
+export type ExpectedFill = Omit<Fill, 'leaseStartAt'> & { readonly leaseStartAt?: Millis };
+
 export const matched = (
   atMs: Millis,
   buyOrderId: string,
-  fills: readonly Fill[],
+  fills: readonly ExpectedFill[],
   buyRemaining: number,
-): BookEvent => ({ type: 'matched', at: atMs, buyOrderId, fills, buyRemaining });
+): BookEvent => ({
+  type: 'matched',
+  at: atMs,
+  buyOrderId,
+  fills: fills.map((f) => ({ ...f, leaseStartAt: f.leaseStartAt ?? atMs })),
+  buyRemaining,
+});
 
 export const cancelled = (
   atMs: Millis,
@@ -116,7 +157,15 @@ export const fill = (
   price: Cents,
   sellRemaining: number,
   clusterId = `cl-${sellOrderId}`,
-): Fill => ({ sellOrderId, clusterId, nodes, price, sellRemaining });
+  leaseStartAt?: Millis,
+): ExpectedFill => ({
+  sellOrderId,
+  clusterId,
+  nodes,
+  price,
+  sellRemaining,
+  ...(leaseStartAt === undefined ? {} : { leaseStartAt }),
+});
 
 export const level = (price: Cents, gpus: number, orders: number): Level => ({
   price,

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { BookEvent, OrderInput, PlaceResult } from '../types.js';
-import { NaiveBook, divHalfEven } from './naive-book.js';
+import { NaiveBook } from './naive-book.js';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2025, 0, 1);
@@ -55,12 +55,15 @@ function matched(events: readonly BookEvent[]): Extract<BookEvent, { type: 'matc
 }
 
 describe('NaiveBook (the reference book) follows docs/matching.md', () => {
-  it('half-even rounding', () => {
-    expect(divHalfEven(5, 2)).toBe(2);
-    expect(divHalfEven(7, 2)).toBe(4);
-    expect(divHalfEven(10, 4)).toBe(2);
-    expect(divHalfEven(11, 4)).toBe(3);
-    expect(divHalfEven(9, 4)).toBe(2);
+  it('D1: the mid and the estimate are rounded half-even to a cent', () => {
+    const book = new NaiveBook();
+    ok(book.place(buy('b1', 1, 101), T0));
+    ok(book.place(sell('s1', 1, 102), T0));
+    // mid 101.5 → 102 (up to even)
+    expect(book.snapshot(5).midPrice).toBe(102);
+    ok(book.place(sell('s2', 1, 103), T0));
+    // 1 @102 + 1 @103: 102.5 → 102 (down to even)
+    expect(book.estimate({ nodes: 2, durationHours: 2 }, T0).estimatedPrice).toBe(102);
   });
 
   it('rule 2: a sell smaller than the bid queue fills the earliest in full, the next in part, later ones nothing', () => {
@@ -78,14 +81,32 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
           type: 'matched',
           at: T0 + 3,
           buyOrderId: 'b1',
-          fills: [{ sellOrderId: 's1', clusterId: 'c-s1', nodes: 2, price: 110, sellRemaining: 1 }],
+          fills: [
+            {
+              sellOrderId: 's1',
+              clusterId: 'c-s1',
+              nodes: 2,
+              price: 110,
+              sellRemaining: 1,
+              leaseStartAt: T0 + 3,
+            },
+          ],
           buyRemaining: 0,
         },
         {
           type: 'matched',
           at: T0 + 3,
           buyOrderId: 'b2',
-          fills: [{ sellOrderId: 's1', clusterId: 'c-s1', nodes: 1, price: 110, sellRemaining: 0 }],
+          fills: [
+            {
+              sellOrderId: 's1',
+              clusterId: 'c-s1',
+              nodes: 1,
+              price: 110,
+              sellRemaining: 0,
+              leaseStartAt: T0 + 3,
+            },
+          ],
           buyRemaining: 1,
         },
       ],
@@ -112,9 +133,30 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
         at: T0 + 1,
         buyOrderId: 'b1',
         fills: [
-          { sellOrderId: 's2', clusterId: 'c-s2', nodes: 2, price: 90, sellRemaining: 0 },
-          { sellOrderId: 's1', clusterId: 'c-s1', nodes: 1, price: 100, sellRemaining: 0 },
-          { sellOrderId: 's3', clusterId: 'c-s3', nodes: 2, price: 100, sellRemaining: 0 },
+          {
+            sellOrderId: 's2',
+            clusterId: 'c-s2',
+            nodes: 2,
+            price: 90,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 1,
+          },
+          {
+            sellOrderId: 's1',
+            clusterId: 'c-s1',
+            nodes: 1,
+            price: 100,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 1,
+          },
+          {
+            sellOrderId: 's3',
+            clusterId: 'c-s3',
+            nodes: 2,
+            price: 100,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 1,
+          },
         ],
         buyRemaining: 1,
       },
@@ -144,8 +186,22 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
         at: T0 + 3,
         buyOrderId: 'aon',
         fills: [
-          { sellOrderId: 's1', clusterId: 'c-s1', nodes: 1, price: 100, sellRemaining: 0 },
-          { sellOrderId: 's2', clusterId: 'c-s2', nodes: 2, price: 105, sellRemaining: 0 },
+          {
+            sellOrderId: 's1',
+            clusterId: 'c-s1',
+            nodes: 1,
+            price: 100,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 3,
+          },
+          {
+            sellOrderId: 's2',
+            clusterId: 'c-s2',
+            nodes: 2,
+            price: 105,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 3,
+          },
         ],
         buyRemaining: 0,
       },
@@ -332,19 +388,20 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
     ]);
   });
 
-  it('D14: a flexible buy without a limit rests at R, then runs at market at the window end', () => {
+  it('D14: a flexible buy without a limit rests at R when its market step cannot fill, then runs at market at the window end', () => {
     const book = new NaiveBook();
     ok(book.place(sell('a', 2, 100), T0));
-    ok(book.place(sell('b', 2, 120), T0));
+    // R = 100 from 2 of the 4 nodes: the all-or-nothing market step cannot fill
     const r = ok(book.place(buy('f', 4, undefined, { flexibleWindowHours: 3 }), T0));
     expect(r).toEqual({
       ok: true,
       state: 'resting',
       filledNodes: 0,
-      referencePrice: 110,
-      events: [{ type: 'rested', at: T0, orderId: 'f', price: 110, nodes: 4 }],
+      referencePrice: 100,
+      events: [{ type: 'rested', at: T0, orderId: 'f', price: 100, nodes: 4 }],
     });
-    expect(book.snapshot(5).bestBid).toBe(110);
+    ok(book.place(sell('b', 2, 120), T0));
+    expect(book.snapshot(5).bestBid).toBe(100);
     const ev = book.advance(T0 + 3 * H);
     expect(ev).toEqual([
       {
@@ -352,12 +409,115 @@ describe('NaiveBook (the reference book) follows docs/matching.md', () => {
         at: T0 + 3 * H,
         buyOrderId: 'f',
         fills: [
-          { sellOrderId: 'a', clusterId: 'c-a', nodes: 2, price: 100, sellRemaining: 0 },
-          { sellOrderId: 'b', clusterId: 'c-b', nodes: 2, price: 120, sellRemaining: 0 },
+          {
+            sellOrderId: 'a',
+            clusterId: 'c-a',
+            nodes: 2,
+            price: 100,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 3 * H,
+          },
+          {
+            sellOrderId: 'b',
+            clusterId: 'c-b',
+            nodes: 2,
+            price: 120,
+            sellRemaining: 0,
+            leaseStartAt: T0 + 3 * H,
+          },
         ],
         buyRemaining: 0,
       },
     ]);
+  });
+
+  it('D14: a 16-GPU flexible buy against 8 GPUs @ $2.00 and 8 @ $2.40 fills at creation (average $2.20 = R)', () => {
+    const book = new NaiveBook();
+    ok(book.place(sell('a', 1, 200), T0));
+    ok(book.place(sell('b', 1, 240), T0));
+    const r = ok(book.place(buy('f', 2, undefined, { flexibleWindowHours: 3 }), T0));
+    expect(r).toEqual({
+      ok: true,
+      state: 'filled',
+      filledNodes: 2,
+      referencePrice: 220,
+      events: [
+        {
+          type: 'matched',
+          at: T0,
+          buyOrderId: 'f',
+          fills: [
+            {
+              sellOrderId: 'a',
+              clusterId: 'c-a',
+              nodes: 1,
+              price: 200,
+              sellRemaining: 0,
+              leaseStartAt: T0,
+            },
+            {
+              sellOrderId: 'b',
+              clusterId: 'c-b',
+              nodes: 1,
+              price: 240,
+              sellRemaining: 0,
+              leaseStartAt: T0,
+            },
+          ],
+          buyRemaining: 0,
+        },
+      ],
+    });
+  });
+
+  it('D27: a resale window [windowStartAt, windowEndAt]: fits count from its start, the lease starts there', () => {
+    const book = new NaiveBook();
+    // a 6 h bid does not fit [0:15, 6:00]; a 5 h one does, its lease from 0:15
+    ok(book.place(buy('b6', 1, 100, { durationHours: 6 }), T0));
+    ok(book.place(buy('b5', 1, 100, { durationHours: 5 }), T0));
+    const from = T0 + H / 4;
+    const r = ok(
+      book.place(
+        sell('r', 1, 100, {
+          allOrNothing: true,
+          startAt: T0,
+          windowStartAt: from,
+          windowEndAt: T0 + 6 * H,
+        }),
+        T0,
+      ),
+    );
+    expect(r.events).toEqual([
+      {
+        type: 'matched',
+        at: T0,
+        buyOrderId: 'b5',
+        fills: [
+          {
+            sellOrderId: 'r',
+            clusterId: 'c-r',
+            nodes: 1,
+            price: 100,
+            sellRemaining: 0,
+            leaseStartAt: from,
+          },
+        ],
+        buyRemaining: 0,
+      },
+    ]);
+  });
+
+  it('D14: what an allowPartial market step on arrival leaves waits at R', () => {
+    const book = new NaiveBook();
+    ok(book.place(sell('a', 1, 100), T0));
+    ok(book.place(sell('b', 1, 110), T0));
+    // R = 105; the market step takes both (average 105), 1 node is left
+    const r = ok(
+      book.place(buy('f', 3, undefined, { flexibleWindowHours: 3, allowPartial: true }), T0),
+    );
+    expect(r).toMatchObject({ state: 'resting', filledNodes: 2, referencePrice: 105 });
+    expect(r.events.map((e) => e.type)).toEqual(['matched', 'rested']);
+    expect(book.snapshot(5).bids).toEqual([{ price: 105, gpus: 8, orders: 1 }]);
   });
 
   it('D14: with no ask at all it waits unseen and is cancelled at the window end', () => {

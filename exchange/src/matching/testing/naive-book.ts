@@ -2,7 +2,9 @@
 // written in the simplest way (plain arrays, re-sorted and scanned on every
 // operation). It is slow on purpose and must stay obviously correct; it is
 // written separately from the fast engine (order-book.ts) and shares only the
-// types with it.
+// types with it (and the project's exact rounding, D1).
+
+import { mulDivHalfEven } from '@gpux/shared';
 
 import type {
   Book,
@@ -48,7 +50,9 @@ interface Rec {
   readonly acceptSeq: number;
   readonly startAt: Millis;
   readonly expiresAt: Millis;
-  /** Sells: startAt + durationHours h. */
+  /** Sells: windowStartAt, else the startAt given, else acceptance (D6, D27). */
+  readonly windowStart: Millis;
+  /** Sells: windowEndAt, else startAt + durationHours h. */
   readonly windowEnd: Millis;
   /** Limit price, or R for a flexible buy without one; null otherwise. */
   readonly price: Cents | null;
@@ -56,15 +60,6 @@ interface Rec {
   state: 'resting' | 'scheduled' | 'unseen';
   /** Priority sequence, given when the order arrives (enters the visible book). */
   seq: number;
-}
-
-/** x / y rounded half-even, for non-negative integers, y > 0. */
-export function divHalfEven(x: number, y: number): number {
-  const q = Math.floor(x / y);
-  const r = x - q * y;
-  if (2 * r > y) return q + 1;
-  if (2 * r < y) return q;
-  return q % 2 === 0 ? q : q + 1;
 }
 
 function isInt(v: unknown, lo: number, hi: number): boolean {
@@ -84,9 +79,21 @@ function inCollar(p: Cents, r2: number | null): boolean {
   return r2 <= 4 * p && 4 * p <= 3 * r2;
 }
 
-/** Does sell `s` fit a buy of `hours` at time t (D6)? */
+/** Does sell `s` fit a buy of `hours` at time t (D6, D27)? */
 function fits(s: Rec, hours: number, t: Millis): boolean {
-  return hours * HOUR <= s.windowEnd - t;
+  return hours * HOUR <= s.windowEnd - Math.max(t, s.windowStart);
+}
+
+/** The fill of `n` nodes from sell `a` at time t; its lease starts at max(t, window start) (D27). */
+function fillOf(a: Rec, n: number, t: Millis): Fill {
+  return {
+    sellOrderId: a.id,
+    clusterId: a.clusterId,
+    nodes: n,
+    price: a.price as number,
+    sellRemaining: a.remaining,
+    leaseStartAt: Math.max(t, a.windowStart),
+  };
 }
 
 function bidOrder(a: Rec, b: Rec): number {
@@ -228,7 +235,7 @@ export class NaiveBook implements Book {
       bestBid,
       bestAsk,
       spread: both ? bestAsk - bestBid : null,
-      midPrice: both ? divHalfEven(bestBid + bestAsk, 2) : null,
+      midPrice: both ? mulDivHalfEven([bestBid + bestAsk], 2) : null,
       lastTrade: this.last,
     };
   }
@@ -260,7 +267,7 @@ export class NaiveBook implements Book {
     const last = fills[fills.length - 1];
     return {
       fills,
-      estimatedPrice: gpus > 0 ? divHalfEven(value, gpus) : null,
+      estimatedPrice: gpus > 0 ? mulDivHalfEven([value], gpus) : null,
       bestAsk: this.asks()[0]?.price ?? null,
       worstFillPrice: last?.price ?? null,
       totalAvailable,
@@ -395,11 +402,25 @@ export class NaiveBook implements Book {
     )
       return bad('expiresAt on a market or flexible buy');
     if (input.expiresAt !== undefined && !(input.expiresAt > now)) return bad('expiresAt');
+    const { windowStartAt, windowEndAt } = input;
+    if (input.side === 'buy' && (windowStartAt !== undefined || windowEndAt !== undefined))
+      return bad('window on a buy');
+    if (windowStartAt !== undefined && !Number.isSafeInteger(windowStartAt))
+      return bad('windowStartAt');
+    if (windowEndAt !== undefined && !Number.isSafeInteger(windowEndAt)) return bad('windowEndAt');
+    if (windowStartAt !== undefined && windowStartAt > now + MAX_HOURS * HOUR)
+      return bad('windowStartAt too far ahead');
 
     const startAt = Math.max(input.startAt ?? now, now);
-    // D6: the window runs from the start the seller gave, even a past one.
-    const windowEnd = (input.startAt ?? now) + input.durationHours * HOUR;
-    if (input.side === 'sell' && windowEnd - startAt < HOUR) return bad('window under 1 h');
+    // D6: the window runs from the start the seller gave, even a past one;
+    // D27: or from windowStartAt to windowEndAt.
+    const windowStart = windowStartAt ?? input.startAt ?? now;
+    const windowEnd = windowEndAt ?? (input.startAt ?? now) + input.durationHours * HOUR;
+    if (input.side === 'sell') {
+      if (windowEnd <= windowStart) return bad('window ends before it starts');
+      if (windowEnd - windowStart > MAX_HOURS * HOUR) return bad('window over 720 h');
+      if (windowEnd - Math.max(startAt, windowStart) < HOUR) return bad('window under 1 h');
+    }
     let expiresAt: Millis;
     if (input.side === 'sell')
       expiresAt = Math.min(input.expiresAt ?? Infinity, windowEnd - HOUR + 1);
@@ -416,8 +437,12 @@ export class NaiveBook implements Book {
       const p = input.limitPrice as number;
       if (!inCollar(p, this.reference2()))
         return reject('price_out_of_collar', 'price out of collar', events);
-      if (gpus * input.durationHours * p < MIN_VALUE)
-        return reject('order_value_too_low', 'value too low', events);
+      // D16; a sell counts its window's exact length (D27), in BigInt
+      const tooLow =
+        input.side === 'buy'
+          ? gpus * input.durationHours * p < MIN_VALUE
+          : BigInt(gpus * p) * BigInt(windowEnd - windowStart) < BigInt(MIN_VALUE * HOUR);
+      if (tooLow) return reject('order_value_too_low', 'value too low', events);
     }
 
     // 3. flexible buy without a limit price: R first
@@ -455,6 +480,7 @@ export class NaiveBook implements Book {
       acceptSeq: 0,
       startAt,
       expiresAt,
+      windowStart,
       windowEnd,
       price: input.type === 'limit' ? (input.limitPrice as number) : R,
       remaining: input.nodes,
@@ -516,12 +542,11 @@ export class NaiveBook implements Book {
       return { events: [], filled: 0, state: 'scheduled' };
     }
 
-    // A flexible buy with R arrives as a limit buy at R (D14).
     const atMarket = rec.market && !rec.flexMarket;
-    const r =
-      rec.side === 'buy'
-        ? this.buyWalk(rec, t, atMarket ? 'market' : 'limit', atMarket)
-        : this.sellWalk(rec, t);
+    let r: Reject | { events: BookEvent[] };
+    if (rec.side === 'sell') r = this.sellWalk(rec, t);
+    else if (rec.flexMarket) r = this.flexibleArrival(rec, t);
+    else r = this.buyWalk(rec, t, atMarket ? 'market' : 'limit', atMarket);
     if ('reject' in r) {
       if (atPlace) return { reject: r, events: [], filled: 0, state: 'cancelled' };
       const reason = r.reject as EngineCancelReason;
@@ -559,9 +584,39 @@ export class NaiveBook implements Book {
   }
 
   /**
-   * Arrival of buy B (not in `orders`). `mode` market: asks inside the collar;
-   * limit: asks at or below B's price (limit or R). `checkValue`: D16 for a
-   * market buy that executes at once.
+   * The plan of buy B over every compatible ask, its own party's included, for
+   * the most it can reach ("Arrival of a buy"). `mode` market: asks inside the
+   * collar; limit: asks at or below B's price (limit or R).
+   */
+  private buyPlan(B: Rec, t: Millis, mode: 'market' | 'limit'): { a: Rec; n: number }[] {
+    const r2 = mode === 'market' ? this.reference2() : null;
+    const compatible = (a: Rec): boolean =>
+      (mode === 'market'
+        ? inCollar(a.price as number, r2)
+        : (a.price as number) <= (B.price as number)) && fits(a, B.durationHours, t);
+    const cands = this.asks()
+      .filter(compatible)
+      .map((a) => ({ a, avail: a.remaining, whole: a.allOrNothing }));
+    const reach = reachTable(cands, B.remaining);
+    return planFor(cands, reach, most(reach, B.remaining));
+  }
+
+  /** One matching step of B by `plan`. */
+  private step(B: Rec, plan: readonly { a: Rec; n: number }[], t: Millis): BookEvent {
+    const fills: Fill[] = [];
+    for (const { a, n } of plan) {
+      a.remaining -= n;
+      if (a.remaining === 0) this.remove(a);
+      fills.push(fillOf(a, n, t));
+      B.remaining -= n;
+    }
+    this.recordTrade(fills, t);
+    return { type: 'matched', at: t, buyOrderId: B.id, fills, buyRemaining: B.remaining };
+  }
+
+  /**
+   * Arrival of buy B (not in `orders`). `mode` as in buyPlan(). `checkValue`:
+   * D16 for a market buy that executes at once.
    */
   private buyWalk(
     B: Rec,
@@ -569,19 +624,9 @@ export class NaiveBook implements Book {
     mode: 'market' | 'limit',
     checkValue: boolean,
   ): Reject | { events: BookEvent[] } {
-    const r2 = mode === 'market' ? this.reference2() : null;
-    const compatible = (a: Rec): boolean =>
-      (mode === 'market'
-        ? inCollar(a.price as number, r2)
-        : (a.price as number) <= (B.price as number)) && fits(a, B.durationHours, t);
     const need = B.remaining;
-    // Every compatible ask, own ones too: the plan for the most B can reach.
-    const cands = this.asks()
-      .filter(compatible)
-      .map((a) => ({ a, avail: a.remaining, whole: a.allOrNothing }));
-    const reach = reachTable(cands, need);
-    const acc = most(reach, need);
-    const plan = planFor(cands, reach, acc);
+    const plan = this.buyPlan(B, t, mode);
+    const acc = plan.reduce((s, p) => s + p.n, 0);
     // D17: an own ask the plan takes; one it does not take does not matter.
     if (plan.some(({ a }) => sameParty(a, B))) return { reject: 'self_trade_prevented' };
     if ((!B.allowPartial && acc < need) || (B.allowPartial && acc === 0)) {
@@ -589,28 +634,11 @@ export class NaiveBook implements Book {
         return { reject: 'insufficient_liquidity', missingGpus: (need - acc) * 8 };
       return { events: [this.rest(B, t)] };
     }
-    // One matching step.
     if (checkValue) {
       const cost = plan.reduce((s, p) => s + p.n * 8 * B.durationHours * (p.a.price as number), 0);
       if (cost < MIN_VALUE) return { reject: 'order_value_too_low' };
     }
-    const fills: Fill[] = [];
-    for (const { a, n } of plan) {
-      a.remaining -= n;
-      if (a.remaining === 0) this.remove(a);
-      fills.push({
-        sellOrderId: a.id,
-        clusterId: a.clusterId,
-        nodes: n,
-        price: a.price as number,
-        sellRemaining: a.remaining,
-      });
-      B.remaining -= n;
-    }
-    this.recordTrade(fills, t);
-    const events: BookEvent[] = [
-      { type: 'matched', at: t, buyOrderId: B.id, fills, buyRemaining: B.remaining },
-    ];
+    const events: BookEvent[] = [this.step(B, plan, t)];
     if (B.remaining > 0) {
       if (mode === 'market') {
         events.push({
@@ -625,6 +653,31 @@ export class NaiveBook implements Book {
       }
     }
     return { events };
+  }
+
+  /**
+   * Arrival of a flexible buy B with R and no limit price (D14): the market
+   * step at once when it fills (D9) and its average price, rounded half-even
+   * to a cent, is ≤ R; else, or for what an allowPartial step leaves, the
+   * arrival of a limit buy at R.
+   */
+  private flexibleArrival(B: Rec, t: Millis): Reject | { events: BookEvent[] } {
+    const R = B.price as number;
+    const plan = this.buyPlan(B, t, 'market');
+    const acc = plan.reduce((s, p) => s + p.n, 0);
+    const value = plan.reduce((s, p) => s + p.n * (p.a.price as number), 0);
+    const fills = B.allowPartial ? acc > 0 : acc === B.remaining;
+    if (!fills || mulDivHalfEven([value], acc) > R) return this.buyWalk(B, t, 'limit', false);
+    if (plan.some(({ a }) => sameParty(a, B))) return { reject: 'self_trade_prevented' };
+    const events = [this.step(B, plan, t)];
+    if (B.remaining === 0) return { events };
+    const rest = this.buyWalk(B, t, 'limit', false);
+    if ('reject' in rest) {
+      const reason = rest.reject as EngineCancelReason;
+      events.push({ type: 'cancelled', at: t, orderId: B.id, reason, nodes: B.remaining });
+      return { events };
+    }
+    return { events: [...events, ...rest.events] };
   }
 
   /** Arrival of sell S (not in `orders`): D9's walk over the bids, D17 checked over the whole walk first. */
@@ -697,13 +750,7 @@ export class NaiveBook implements Book {
       for (const { a, n } of plan) {
         a.remaining -= n;
         filled += n;
-        fills.push({
-          sellOrderId: a.id,
-          clusterId: a.clusterId,
-          nodes: n,
-          price: a.price as number,
-          sellRemaining: a.remaining,
-        });
+        fills.push(fillOf(a, n, t));
         if (a !== S && a.remaining === 0) this.remove(a);
       }
       B.remaining -= filled;

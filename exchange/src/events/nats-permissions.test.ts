@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+
+import { describe, expect, it } from 'vitest';
+
+import { agentPermissions, authorizationBlock, exchangePermissions } from './nats-permissions.js';
+
+const EXAMPLE = new URL('../../../deploy/nats/nats-server.conf', import.meta.url);
+
+describe('the NATS configuration an operator writes (deploy/nats/)', () => {
+  it('the example file holds exactly what the code grants (no drift between docs and code)', () => {
+    const block = authorizationBlock([
+      {
+        nkey: 'UEXCHANGEPUBLICNKEYPLACEHOLDERXXXXXXXXXXXXXXXXXXXXXXXXX',
+        permissions: exchangePermissions(),
+        comment: 'the exchange',
+      },
+      {
+        nkey: 'UAGENTPUBLICNKEYPLACEHOLDERXXXXXXXXXXXXXXXXXXXXXXXXXXXX',
+        permissions: agentPermissions('cls_example'),
+        comment: 'agent of cls_example',
+      },
+    ]);
+    expect(readFileSync(EXAMPLE, 'utf8')).toContain(block);
+  });
+
+  it("an agent's grants name only its own consumer and inbox", () => {
+    const p = agentPermissions('cls_a');
+    for (const subject of [...p.publish.allow, ...p.subscribe.allow]) {
+      expect(subject).toMatch(/cls_a/);
+      expect(subject).not.toMatch(/\.STREAM\.|DELETE|\*/);
+    }
+  });
+});

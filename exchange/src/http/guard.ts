@@ -1,0 +1,81 @@
+// The one place where a route's contract (route-contract.ts) becomes its
+// authentication and rate limit. An onRoute hook reads each route's config
+// once, when the route is registered, and puts the matching guard first in
+// the route's preValidation hooks, so that:
+//   - a token is checked (401 / 403, D24) before the request is validated,
+//     and a stranger learns nothing about the schema from validation errors;
+//   - a customer request is counted against its account's limit (D18) before
+//     validation, so invalid requests count too, and every customer answer
+//     carries the X-RateLimit-* headers; past the limit: 429 with Retry-After.
+// Nothing is looked up per request: the guard is chosen at registration, and
+// public routes get none.
+
+import { GpuxError } from '@gpux/shared';
+import type { TokenScope } from '@gpux/shared';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+
+import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
+import type { RateKind } from '../auth/rate-limit.js';
+import type { RouteContext } from '../services.js';
+import { contractOf } from './route-contract.js';
+import type { RouteContract } from './route-contract.js';
+
+type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * `ctx` is read only while a request is handled (never here), so an app
+ * built without services (the OpenAPI generator) registers every route.
+ */
+function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
+  return async (request, reply) => {
+    const principal = await authenticate(ctx.directory, request, scope);
+    request.principal = principal;
+    // D18: counted before validation, so invalid requests count too.
+    const d = ctx.limiter.take(principal.accountId, kind);
+    reply.header('X-RateLimit-Limit', d.limit);
+    reply.header('X-RateLimit-Remaining', d.remaining);
+    reply.header('X-RateLimit-Reset', d.resetSeconds);
+    if (!d.allowed) {
+      reply.header('Retry-After', d.resetSeconds);
+      throw new GpuxError(
+        'rate_limited',
+        `at most ${d.limit} such requests per minute; retry in ${d.resetSeconds} s`,
+      );
+    }
+  };
+}
+
+function adminGuard(ctx: RouteContext): Guard {
+  // D18: the admin API is not rate limited.
+  return (request) => authenticateAdmin(ctx.directory, request, ctx.adminToken);
+}
+
+function guardOf(ctx: RouteContext, contract: RouteContract): Guard | undefined {
+  switch (contract.access) {
+    case 'customer':
+      return customerGuard(ctx, contract.scope, contract.rate);
+    case 'admin':
+      return adminGuard(ctx);
+    case 'public':
+      return undefined;
+  }
+}
+
+/**
+ * Installs the guard of every route registered on `app` from now on (call it
+ * before the routes). A route without a valid contract throws here, at
+ * start-up, rather than being served unguarded.
+ */
+export function routeGuards(app: FastifyInstance, ctx: RouteContext): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const guard = guardOf(ctx, contractOf(route.method, route.url, route.config));
+    if (guard === undefined) return;
+    const existing = route.preValidation;
+    // A new array: Fastify's HEAD route for a GET starts from the options as
+    // they were given and gets its own guard when its onRoute runs.
+    route.preValidation =
+      existing === undefined
+        ? [guard]
+        : [guard, ...(Array.isArray(existing) ? existing : [existing])];
+  });
+}

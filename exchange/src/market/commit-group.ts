@@ -1,0 +1,86 @@
+// Books never wait on each other. A book with commands and no batch in
+// flight is "ready"; the CommitGroup takes every book that is ready in the
+// same turn of the event loop and writes their batches in ONE statement
+// (each book's batch still runs on its own book only). A book that becomes
+// ready while another book's commit is in flight does not wait for it: it
+// goes in the next group, on another connection, at once. Under load the
+// books fall into step and share commits, which divides PostgreSQL's fixed
+// cost per transaction (round trip, commit, the ledger's statement trigger)
+// among them (docs/persistence.md).
+
+import type { Database } from '../db/database.js';
+import { ChangeSet } from './change-set.js';
+
+/** A book's batch, run on its state and waiting for its commit. */
+export interface RanBatch {
+  /** What to write; undefined when a command failed and the batch is lost. */
+  readonly changes: ChangeSet | undefined;
+  /** Answers the batch's callers; `commitFailure`: its commit failed. */
+  settle(commitFailure: Failure | undefined): Promise<void>;
+}
+
+/** Why something failed, boxed so that a thrown `undefined` is a failure too. */
+export interface Failure {
+  readonly error: unknown;
+}
+
+/** What the group commits: a book writer. */
+export interface BatchSource {
+  /** Runs the next batch on its state; the group commits it. */
+  runBatch(): RanBatch;
+}
+
+/**
+ * Writes the batches of the books that are ready in the same turn of the
+ * event loop as one statement (see the top of this file).
+ */
+export class CommitGroup {
+  private ready: BatchSource[] = [];
+  private scheduled = false;
+
+  /** Called after a commit that wrote outbox events (the relay wakes). */
+  onEvents: (() => void) | undefined;
+
+  constructor(private readonly db: Database) {}
+
+  /** `writer` has commands and no batch in flight. */
+  wake(writer: BatchSource): void {
+    this.ready.push(writer);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // On the next turn of the event loop, so the commands of every request
+    // read in this one (and every book woken meanwhile) share the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      const writers = this.ready;
+      this.ready = [];
+      void this.commit(writers.map((w) => w.runBatch()));
+    });
+  }
+
+  private async commit(group: readonly RanBatch[]): Promise<void> {
+    // A batch that broke is not written: it rebuilds at once, without
+    // waiting for the others' commit.
+    const lost: Promise<void>[] = [];
+    const written: RanBatch[] = [];
+    const sets: ChangeSet[] = [];
+    for (const b of group) {
+      if (b.changes === undefined) lost.push(b.settle(undefined));
+      else {
+        written.push(b);
+        sets.push(b.changes);
+      }
+    }
+    const merged = ChangeSet.merge(sets);
+    let failure: Failure | undefined;
+    if (!merged.empty) {
+      try {
+        await merged.write(this.db);
+        if (merged.outbox.length > 0) this.onEvents?.();
+      } catch (err) {
+        failure = { error: err };
+      }
+    }
+    await Promise.all([...lost, ...written.map((b) => b.settle(failure))]);
+  }
+}

@@ -1,0 +1,351 @@
+// The agents' gRPC service (D29) over a real gRPC connection on loopback,
+// against the exchange's books on this machine's PostgreSQL.
+
+/* eslint-disable @typescript-eslint/unbound-method -- call() invokes each client method with the client as `this` */
+
+import { randomBytes } from 'node:crypto';
+
+import { Metadata, credentials, status } from '@grpc/grpc-js';
+import type { CallOptions, ServiceError } from '@grpc/grpc-js';
+import { AgentServiceClient, NodeStatus } from '@gpux/proto';
+import { HOUR_MS, InProcessBus } from '@gpux/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { Directory } from '../accounts/directory.js';
+import { BusPublisher } from '../events/bus-publisher.js';
+import { SecretBox } from '../leases/secret-box.js';
+import { balanceOf } from '../ledger/ledger.js';
+import { SILENT_LOGGER } from '../logger.js';
+import { testExchange } from '../market/testing/test-exchange.js';
+import type { Party, TestExchange } from '../market/testing/test-exchange.js';
+import { startAgentServer } from './grpc-server.js';
+import type { AgentServer } from './grpc-server.js';
+import { sweepSilentNodes } from './node-health.js';
+import type { ProviderContext } from './provider-context.js';
+
+let ex: TestExchange;
+let server: AgentServer;
+let client: AgentServiceClient;
+let ctx: ProviderContext;
+const secrets = new SecretBox(randomBytes(32));
+
+beforeAll(async () => {
+  ex = await testExchange();
+  ctx = {
+    db: ex.db,
+    market: ex.market,
+    directory: new Directory(ex.db),
+    publisher: new BusPublisher(new InProcessBus()),
+    secrets,
+    logger: SILENT_LOGGER,
+  };
+  server = await startAgentServer(ctx, { host: '127.0.0.1', port: 0 });
+  client = new AgentServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+});
+
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+  await ex?.close();
+});
+
+/** Call one RPC with `token`; resolves with the response or the gRPC error. */
+function call<Req, Res>(
+  method: (
+    req: Req,
+    md: Metadata,
+    options: Partial<CallOptions>,
+    cb: (err: ServiceError | null, res: Res) => void,
+  ) => unknown,
+  token: string,
+  request: Req,
+): Promise<Res> {
+  const md = new Metadata();
+  md.set('authorization', `Bearer ${token}`);
+  return new Promise((resolve, reject) => {
+    method.call(client, request, md, {}, (err, res) => (err === null ? resolve(res) : reject(err)));
+  });
+}
+
+async function code(p: Promise<unknown>): Promise<status | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return (err as ServiceError).code;
+  }
+}
+
+async function provider(nodes: number, gpuType = 'h100', zone = 'us-west-1') {
+  const p = await ex.account(`provider-${Math.random()}`, {
+    scopes: ['provider', 'trade', 'read'],
+  });
+  const clusterId = await ex.cluster(p, nodes, gpuType, zone);
+  return { ...p, clusterId };
+}
+
+const attach = (p: Party & { clusterId: string }) =>
+  call(client.attach, p.token, {
+    clusterId: p.clusterId,
+    heartbeatIntervalSeconds: 5,
+    agentVersion: 'test',
+    provisioner: 'simulated',
+    host: undefined,
+  });
+
+describe('the agents gRPC service (D29)', () => {
+  it("refuses a wrong token, a token without the provider scope, and another provider's cluster", async () => {
+    const p = await provider(1);
+    const other = await provider(1);
+    const customer = await ex.account('customer', { scopes: ['trade', 'read'] });
+    const req = {
+      clusterId: p.clusterId,
+      heartbeatIntervalSeconds: 5,
+      agentVersion: '',
+      provisioner: 'simulated',
+      host: undefined,
+    };
+    expect(await code(call(client.attach, 'gpux_nonsense', req))).toBe(status.UNAUTHENTICATED);
+    expect(await code(call(client.attach, customer.token, req))).toBe(status.PERMISSION_DENIED);
+    expect(await code(call(client.attach, other.token, req))).toBe(status.PERMISSION_DENIED);
+    expect(
+      await code(call(client.attach, p.token, { ...req, clusterId: 'cls_nosuchcluster' })),
+    ).toBe(status.NOT_FOUND);
+    expect(await code(call(client.attach, p.token, { ...req, heartbeatIntervalSeconds: 0 }))).toBe(
+      status.INVALID_ARGUMENT,
+    );
+  });
+
+  it("attach names the agent's event source; heartbeats bring nodes online with their GPUs", async () => {
+    const p = await provider(2);
+    const a = await attach(p);
+    expect(a).toMatchObject({
+      clusterId: p.clusterId,
+      gpuType: 'h100',
+      zone: 'us-west-1',
+      offlineAfterSeconds: 15,
+      events: {
+        stream: 'GPUX_EVENTS',
+        consumer: `agent_${p.clusterId}`,
+        filterSubject: `gpux.cluster.${p.clusterId}.>`,
+      },
+    });
+    expect(a.nodes.map((n) => n.status)).toEqual([
+      NodeStatus.NODE_STATUS_AVAILABLE,
+      NodeStatus.NODE_STATUS_AVAILABLE,
+    ]);
+    const gpu = {
+      index: 0,
+      name: 'NVIDIA H100 80GB HBM3',
+      uuid: 'GPU-1',
+      memoryTotalMib: 81_559,
+      utilizationPercent: 0,
+      temperatureC: 31,
+    };
+    const hb = await call(client.heartbeat, p.token, {
+      clusterId: p.clusterId,
+      nodes: a.nodes.map((n) => ({
+        hostname: n.hostname,
+        healthy: true,
+        problem: '',
+        gpus: [gpu],
+      })),
+    });
+    expect(hb.nodes.map((n) => n.status)).toEqual([
+      NodeStatus.NODE_STATUS_ONLINE,
+      NodeStatus.NODE_STATUS_ONLINE,
+    ]);
+    const [row] = await ex.db.query<{ gpus: unknown }>(
+      'SELECT gpus FROM nodes WHERE cluster_id = $1 LIMIT 1',
+      [p.clusterId],
+    );
+    expect(row?.gpus).toEqual([gpu]);
+  });
+
+  it('sells through the book: listed, refused by the collar as an answer, withdrawn', async () => {
+    const p = await provider(3, 'h200', 'eu-west-1');
+    await attach(p);
+    const placed = await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 300,
+      windowHours: 168,
+    });
+    expect(placed.result?.$case).toBe('order');
+    const order = placed.result?.$case === 'order' ? placed.result.value : undefined;
+    expect(order).toMatchObject({ nodes: 1, priceCents: 300, remainingNodes: 1 });
+    // A trade at $3 sets the reference: $9 is outside the collar (D15), an answer not an error.
+    const buyer = await ex.account('collar-buyer');
+    expect(
+      (
+        await ex.call('POST', '/v1/orders', buyer.token, {
+          side: 'buy',
+          gpu_type: 'h200',
+          zone: 'eu-west-1',
+          gpu_count: 8,
+          duration_hours: 1,
+        })
+      ).status,
+    ).toBe(200);
+    const refused = await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 900,
+      windowHours: 168,
+    });
+    expect(refused.result).toMatchObject({
+      $case: 'refusal',
+      value: { code: 'price_out_of_collar' },
+    });
+    const again = await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 310,
+      windowHours: 168,
+    });
+    const id = again.result?.$case === 'order' ? again.result.value.orderId : '';
+    expect(
+      (await call(client.listSells, p.token, { clusterId: p.clusterId })).orders.map(
+        (o) => o.orderId,
+      ),
+    ).toEqual([id]);
+    expect(
+      (await call(client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
+        .cancelledNodes,
+    ).toBe(1);
+    expect(
+      (await call(client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
+        .cancelledNodes,
+    ).toBe(0);
+    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual([]);
+  });
+
+  it('lists a bought lease with its key snapshot; a provisioned report makes it active with its access sealed', async () => {
+    const p = await provider(1, 'b200', 'us-east-1');
+    await attach(p);
+    await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 200,
+      windowHours: 168,
+    });
+    const buyer = await ex.account('lease-buyer');
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFlIMmyFnHK4frjyOGUIT3IthFXFGYi7+K7mXLlcCaXt';
+    await ex.call('POST', '/v1/ssh_keys', buyer.token, { name: 'k', public_key: key });
+    const bought = await ex.call('POST', '/v1/orders', buyer.token, {
+      side: 'buy',
+      gpu_type: 'b200',
+      zone: 'us-east-1',
+      gpu_count: 8,
+      duration_hours: 3,
+    });
+    const leaseId = bought.json['lease_id'] as string;
+    const listed = await call(client.listLeases, p.token, { clusterId: p.clusterId });
+    const user = leaseId.replace('_', '-');
+    expect(listed.leases).toEqual([
+      expect.objectContaining({
+        leaseId,
+        leaseUser: user,
+        gpuCount: 8,
+        sshPublicKeys: [key],
+        status: 'provisioning',
+        endTime: new Date(ex.clock.now() + 3 * HOUR_MS),
+      }),
+    ]);
+    const node = listed.leases[0]?.nodes[0];
+    expect(node?.sshUser).toBe(`${user}-1`);
+    const reported = await call(client.reportProvisioned, p.token, {
+      clusterId: p.clusterId,
+      leaseId,
+      sshEndpoints: [{ hostname: node?.hostname ?? '', endpoint: `${user}-1@127.0.0.1:2222` }],
+      sshHostKeys: [key],
+      kubeconfig: 'apiVersion: v1\nkind: Config\n',
+    });
+    expect(reported.leaseStatus).toBe('active');
+    const [access] = await ex.db.query<{ kubeconfig_sealed: Buffer }>(
+      'SELECT kubeconfig_sealed FROM lease_access WHERE lease_id = $1',
+      [leaseId],
+    );
+    expect(access?.kubeconfig_sealed.includes(Buffer.from('kind: Config'))).toBe(false);
+    expect(secrets.open(access?.kubeconfig_sealed ?? Buffer.alloc(0), leaseId)).toBe(
+      'apiVersion: v1\nkind: Config\n',
+    );
+    // The buyer terminates; the revoked report clears the kubeconfig.
+    expect((await ex.call('DELETE', `/v1/leases/${leaseId}`, buyer.token)).status).toBe(200);
+    expect(
+      (await call(client.reportRevoked, p.token, { clusterId: p.clusterId, leaseId })).leaseStatus,
+    ).toBe('terminated');
+    const [after] = await ex.db.query<{
+      kubeconfig_sealed: Buffer | null;
+      revoked_ms: number | null;
+    }>('SELECT kubeconfig_sealed, revoked_ms FROM lease_access WHERE lease_id = $1', [leaseId]);
+    expect(after).toEqual({ kubeconfig_sealed: null, revoked_ms: ex.clock.now() });
+  });
+
+  it('D25: a lease the agent reports failed fails at once with the full refund', async () => {
+    const p = await provider(1, 'b300', 'us-west-1');
+    await attach(p);
+    await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 200,
+      windowHours: 168,
+    });
+    const buyer = await ex.account('failed-buyer');
+    const bought = await ex.call('POST', '/v1/orders', buyer.token, {
+      side: 'buy',
+      gpu_type: 'b300',
+      zone: 'us-west-1',
+      gpu_count: 8,
+      duration_hours: 2,
+    });
+    const leaseId = bought.json['lease_id'] as string;
+    expect(await balanceOf(ex.db, buyer.accountId)).toBe(-(3200 + 320));
+    const r = await call(client.reportFailed, p.token, {
+      clusterId: p.clusterId,
+      leaseId,
+      reason: 'no GPU',
+    });
+    expect(r.leaseStatus).toBe('failed');
+    expect(await balanceOf(ex.db, buyer.accountId)).toBe(0);
+  });
+
+  it('D29: nodes silent for 3 intervals go offline and their sells are withdrawn; a heartbeat brings them back', async () => {
+    const p = await provider(2, 'h100', 'eu-west-1');
+    const a = await attach(p);
+    const beat = () =>
+      call(client.heartbeat, p.token, {
+        clusterId: p.clusterId,
+        nodes: a.nodes.map((n) => ({ hostname: n.hostname, healthy: true, problem: '', gpus: [] })),
+      });
+    await beat();
+    await call(client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 2,
+      priceCents: 250,
+      windowHours: 168,
+    });
+    ex.clock.advance(14_000);
+    await sweepSilentNodes(ctx);
+    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toHaveLength(
+      1,
+    );
+    ex.clock.advance(2_000);
+    expect(await sweepSilentNodes(ctx)).toBeGreaterThanOrEqual(2);
+    const statuses = await ex.db.query<{ status: string }>(
+      'SELECT status FROM nodes WHERE cluster_id = $1',
+      [p.clusterId],
+    );
+    expect(statuses.map((n) => n.status)).toEqual(['offline', 'offline']);
+    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual([]);
+    const [cancelled] = await ex.db.query<{ cancel_reason: string }>(
+      "SELECT cancel_reason FROM orders WHERE cluster_id = $1 AND side = 'sell'",
+      [p.clusterId],
+    );
+    expect(cancelled?.cancel_reason).toBe('nodes_offline');
+    expect((await beat()).nodes.map((n) => n.status)).toEqual([
+      NodeStatus.NODE_STATUS_ONLINE,
+      NodeStatus.NODE_STATUS_ONLINE,
+    ]);
+  });
+});

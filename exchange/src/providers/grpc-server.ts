@@ -1,0 +1,214 @@
+// The exchange's gRPC server for the agents (D29, proto/agent.proto) on
+// GRPC_PORT. Every call is authenticated by the provider's token in the
+// `authorization` metadata (UNAUTHENTICATED without a known token,
+// PERMISSION_DENIED without the `provider` scope or for another provider's
+// cluster). TLS by configuration: a server certificate and key, and, when a
+// client CA is given, client certificates are required (docs/providers.md).
+// Not rate limited (D18).
+
+import { readFileSync } from 'node:fs';
+
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import type { Metadata, ServiceError, handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { AgentServiceService, NodeStatus } from '@gpux/proto';
+import type { AgentServiceServer, Node } from '@gpux/proto';
+import { GpuxError } from '@gpux/shared';
+
+import type { Principal } from '../accounts/accounts.js';
+import { bearerToken } from '../auth/tokens.js';
+import { attach, heartbeat } from './node-health.js';
+import type { NodeView } from './node-health.js';
+import { AgentCallError } from './provider-context.js';
+import type { ProviderContext } from './provider-context.js';
+import { listLeases, reportFailed, reportProvisioned, reportRevoked } from './provider-leases.js';
+import { listSells, publishSell, withdrawSell } from './provider-sells.js';
+
+export interface GrpcTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** When set, agents must present a client certificate signed by this CA. */
+  readonly clientCaFile?: string | undefined;
+}
+
+export interface AgentServerOptions {
+  readonly host: string;
+  /** 0: a free port (the handle says which). */
+  readonly port: number;
+  readonly tls?: GrpcTls | undefined;
+}
+
+export interface AgentServer {
+  readonly port: number;
+  /** Stop taking calls; calls in flight finish. */
+  close(): Promise<void>;
+}
+
+const STATUS: Record<NodeView['status'], NodeStatus> = {
+  available: NodeStatus.NODE_STATUS_AVAILABLE,
+  online: NodeStatus.NODE_STATUS_ONLINE,
+  offline: NodeStatus.NODE_STATUS_OFFLINE,
+};
+
+function node(n: NodeView): Node {
+  return {
+    nodeId: n.nodeId,
+    hostname: n.hostname,
+    status: STATUS[n.status],
+    leaseId: n.leaseId ?? '',
+  };
+}
+
+function credentials(tls: GrpcTls | undefined): ServerCredentials {
+  if (tls === undefined) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(
+    tls.clientCaFile === undefined ? null : readFileSync(tls.clientCaFile),
+    [{ private_key: readFileSync(tls.keyFile), cert_chain: readFileSync(tls.certFile) }],
+    tls.clientCaFile !== undefined,
+  );
+}
+
+async function callerOf(ctx: ProviderContext, metadata: Metadata): Promise<Principal> {
+  const [header] = metadata.get('authorization');
+  const token = typeof header === 'string' ? bearerToken(header) : undefined;
+  if (token === undefined) {
+    throw new AgentCallError(status.UNAUTHENTICATED, 'send authorization: Bearer <provider token>');
+  }
+  const principal = await ctx.directory.principal(token);
+  if (principal === undefined)
+    throw new AgentCallError(status.UNAUTHENTICATED, 'unknown or revoked token');
+  if (!principal.scopes.has('provider')) {
+    throw new AgentCallError(status.PERMISSION_DENIED, 'this token lacks the "provider" scope');
+  }
+  return principal;
+}
+
+/** One RPC: authenticate, run, and turn what is thrown into a gRPC status. */
+function unary<Req, Res>(
+  ctx: ProviderContext,
+  method: string,
+  run: (caller: Principal, request: Req) => Promise<Res>,
+): handleUnaryCall<Req, Res> {
+  return (call, callback: sendUnaryData<Res>) => {
+    callerOf(ctx, call.metadata)
+      .then((caller) => run(caller, call.request))
+      .then(
+        (response) => callback(null, response),
+        (err: unknown) => callback(toServiceError(ctx, method, err)),
+      );
+  };
+}
+
+function toServiceError(ctx: ProviderContext, method: string, err: unknown): Partial<ServiceError> {
+  if (err instanceof AgentCallError)
+    return { code: err.code, details: err.message, message: err.message };
+  // A rule of the API the request broke (a bad price, a time in the wrong form).
+  if (err instanceof GpuxError && err.status < 500) {
+    return { code: status.INVALID_ARGUMENT, details: err.message, message: err.message };
+  }
+  if (err instanceof GpuxError && err.code === 'unavailable') {
+    return { code: status.UNAVAILABLE, details: err.message, message: err.message };
+  }
+  ctx.logger.error({ err, method }, 'agent call failed');
+  return { code: status.INTERNAL, details: 'internal error', message: 'internal error' };
+}
+
+export function agentService(ctx: ProviderContext): AgentServiceServer {
+  return {
+    attach: unary(ctx, 'Attach', async (caller, r) => {
+      const a = await attach(ctx, caller, {
+        clusterId: r.clusterId,
+        heartbeatIntervalSeconds: r.heartbeatIntervalSeconds,
+        agentVersion: r.agentVersion,
+        provisioner: r.provisioner,
+        host: r.host === undefined ? undefined : { ...r.host },
+      });
+      return {
+        clusterId: a.cluster.id,
+        gpuType: a.cluster.gpu_type,
+        zone: a.cluster.zone,
+        nodes: a.nodes.map(node),
+        events: a.events,
+        offlineAfterSeconds: a.offlineAfterSeconds,
+      };
+    }),
+    heartbeat: unary(ctx, 'Heartbeat', async (caller, r) => {
+      const nodes = await heartbeat(
+        ctx,
+        caller,
+        r.clusterId,
+        r.nodes.map((n) => ({
+          hostname: n.hostname,
+          healthy: n.healthy,
+          problem: n.problem,
+          gpus: n.gpus.map((g) => ({ ...g })),
+        })),
+      );
+      return { nodes: nodes.map(node) };
+    }),
+    listSells: unary(ctx, 'ListSells', async (caller, r) => ({
+      orders: await listSells(ctx, caller, r.clusterId),
+    })),
+    publishSell: unary(ctx, 'PublishSell', async (caller, r) => {
+      const placed = await publishSell(ctx, caller, {
+        clusterId: r.clusterId,
+        nodes: r.nodes,
+        priceCents: r.priceCents,
+        windowHours: r.windowHours,
+      });
+      return 'ok' in placed
+        ? { result: { $case: 'refusal', value: { code: placed.code, message: placed.message } } }
+        : { result: { $case: 'order', value: placed } };
+    }),
+    withdrawSell: unary(ctx, 'WithdrawSell', async (caller, r) => ({
+      cancelledNodes: await withdrawSell(ctx, caller, r.clusterId, r.orderId),
+    })),
+    listLeases: unary(ctx, 'ListLeases', async (caller, r) => {
+      const { leases, asOf } = await listLeases(ctx, caller, r.clusterId);
+      return {
+        asOf,
+        leases: leases.map((l) => ({
+          ...l,
+          nodes: [...l.nodes],
+          sshPublicKeys: [...l.sshPublicKeys],
+        })),
+      };
+    }),
+    reportProvisioned: unary(ctx, 'ReportProvisioned', async (caller, r) => ({
+      leaseStatus: await reportProvisioned(ctx, caller, {
+        clusterId: r.clusterId,
+        leaseId: r.leaseId,
+        sshEndpoints: r.sshEndpoints,
+        sshHostKeys: r.sshHostKeys,
+        kubeconfig: r.kubeconfig,
+      }),
+    })),
+    reportRevoked: unary(ctx, 'ReportRevoked', async (caller, r) => ({
+      leaseStatus: await reportRevoked(ctx, caller, r.clusterId, r.leaseId),
+    })),
+    reportFailed: unary(ctx, 'ReportFailed', async (caller, r) => ({
+      leaseStatus: await reportFailed(ctx, caller, r),
+    })),
+  };
+}
+
+export async function startAgentServer(
+  ctx: ProviderContext,
+  o: AgentServerOptions,
+): Promise<AgentServer> {
+  const server = new Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
+  server.addService(AgentServiceService, agentService(ctx));
+  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${o.port}`, credentials(o.tls), (err, bound) => {
+      if (err === null) resolve(bound);
+      else reject(err);
+    });
+  });
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,215 @@
+// Attach, heartbeats and silence (D29, D31). Nodes made by the admin API are
+// `available` until an agent attaches; from then on they follow its
+// heartbeats: a node reported healthy is `online`, one reported unhealthy or
+// silent for 3 of the agent's declared intervals is `offline`. Status
+// changes go through the cluster's book (BookState.setNodeStatus), which
+// withdraws the sells that no longer fit; the heartbeat's own facts (time,
+// GPU inventory, problem) are written directly, they carry no money.
+
+import type { Principal } from '../accounts/accounts.js';
+import type { AgentEventSource } from '../events/publisher.js';
+import type { NodeState } from '../market/capacity.js';
+import { checkId, invalid, ownCluster } from './provider-context.js';
+import type { ClusterRow, ProviderContext } from './provider-context.js';
+
+type NodeStatus = NodeState['status'];
+
+export interface NodeView {
+  readonly nodeId: string;
+  readonly hostname: string;
+  readonly status: NodeStatus;
+  /** The live lease on it, if any. */
+  readonly leaseId: string | undefined;
+}
+
+export interface AttachInput {
+  readonly clusterId: string;
+  readonly heartbeatIntervalSeconds: number;
+  readonly agentVersion: string;
+  readonly provisioner: string;
+  readonly host: Record<string, unknown> | undefined;
+}
+
+export interface Attached {
+  readonly cluster: ClusterRow;
+  readonly nodes: readonly NodeView[];
+  readonly events: AgentEventSource;
+  readonly offlineAfterSeconds: number;
+}
+
+/** D29: a node silent for this many of its agent's intervals is offline. */
+export const SILENT_INTERVALS = 3;
+
+export async function attach(
+  ctx: ProviderContext,
+  caller: Principal,
+  a: AttachInput,
+): Promise<Attached> {
+  const cluster = await ownCluster(ctx, caller, a.clusterId);
+  const seconds = a.heartbeatIntervalSeconds;
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 300) {
+    throw invalid('heartbeat_interval_seconds must be 1 to 300');
+  }
+  if (a.provisioner !== 'simulated' && a.provisioner !== 'kubernetes') {
+    throw invalid('provisioner must be "simulated" or "kubernetes"');
+  }
+  if (a.agentVersion.length > 100) throw invalid('agent_version is at most 100 characters');
+  const now = ctx.market.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    await tx.query(
+      `UPDATE clusters SET agent_attached_at = to_timestamp($2::double precision / 1000),
+              heartbeat_ms = $3, agent_version = $4, provisioner = $5, agent_host = $6
+        WHERE id = $1`,
+      [
+        cluster.id,
+        now,
+        seconds * 1000,
+        a.agentVersion,
+        a.provisioner,
+        JSON.stringify(a.host ?? null),
+      ],
+    );
+    // Silence is counted from the attach until the first heartbeat.
+    await tx.query(
+      'UPDATE nodes SET last_heartbeat_at = to_timestamp($2::double precision / 1000) WHERE cluster_id = $1',
+      [cluster.id, now],
+    );
+  });
+  const events = await ctx.publisher.ensureAgentConsumer(cluster.id);
+  ctx.logger.info(
+    {
+      cluster: cluster.id,
+      heartbeatSeconds: seconds,
+      provisioner: a.provisioner,
+      version: a.agentVersion,
+    },
+    'agent attached',
+  );
+  return {
+    cluster: { ...cluster, heartbeat_ms: seconds * 1000 },
+    nodes: await nodesOf(ctx, cluster.id),
+    events,
+    offlineAfterSeconds: SILENT_INTERVALS * seconds,
+  };
+}
+
+export interface NodeReport {
+  readonly hostname: string;
+  readonly healthy: boolean;
+  readonly problem: string;
+  readonly gpus: readonly Record<string, unknown>[];
+}
+
+export async function heartbeat(
+  ctx: ProviderContext,
+  caller: Principal,
+  clusterId: string,
+  reports: readonly NodeReport[],
+): Promise<readonly NodeView[]> {
+  const cluster = await ownCluster(ctx, caller, clusterId);
+  if (cluster.heartbeat_ms === null) throw invalid(`attach to cluster ${clusterId} first`);
+  if (reports.length > 10_000) throw invalid('at most 10,000 nodes per heartbeat');
+  const known = await ctx.db.query<{ id: string; hostname: string; status: NodeStatus }>(
+    'SELECT id, hostname, status FROM nodes WHERE cluster_id = $1',
+    [cluster.id],
+  );
+  const byHost = new Map(known.map((n) => [n.hostname, n]));
+  const rows: { id: string; gpus: unknown; problem: string | null }[] = [];
+  const changes = new Map<string, NodeStatus>();
+  for (const r of reports) {
+    const node = byHost.get(r.hostname.toLowerCase());
+    if (node === undefined)
+      throw invalid(`cluster ${clusterId} has no node ${r.hostname.slice(0, 253)}`);
+    if (r.problem.length > 1000) throw invalid('problem is at most 1000 characters');
+    rows.push({ id: node.id, gpus: r.gpus, problem: r.healthy ? null : r.problem || 'unhealthy' });
+    const status: NodeStatus = r.healthy ? 'online' : 'offline';
+    if (status !== node.status) changes.set(node.id, status);
+  }
+  const now = ctx.market.clock.now();
+  await ctx.db.query(
+    `UPDATE nodes n SET last_heartbeat_at = to_timestamp($2::double precision / 1000),
+            gpus = x.gpus, problem = x.problem
+       FROM json_to_recordset($1::json) AS x(id text, gpus jsonb, problem text)
+      WHERE n.id = x.id`,
+    [JSON.stringify(rows), now],
+  );
+  if (changes.size > 0) await setStatus(ctx, cluster, changes);
+  return nodesOf(ctx, cluster.id);
+}
+
+/** Status changes go through the cluster's book, which keeps capacity and sells right. */
+async function setStatus(
+  ctx: ProviderContext,
+  cluster: Pick<ClusterRow, 'id' | 'gpu_type' | 'zone'>,
+  changes: ReadonlyMap<string, NodeStatus>,
+): Promise<void> {
+  const writer = ctx.market.writer(cluster.gpu_type, cluster.zone);
+  await writer.ensureCluster(cluster.id);
+  await writer.submit((state, cs) =>
+    state.setNodeStatus(cluster.id, changes, ctx.market.clock.now(), cs),
+  );
+  ctx.logger.info(
+    { cluster: cluster.id, nodes: Object.fromEntries(changes) },
+    'node status changed',
+  );
+}
+
+/** D29: nodes of attached clusters whose agent fell silent go offline. Returns how many. */
+export async function sweepSilentNodes(ctx: ProviderContext): Promise<number> {
+  const silent = await ctx.db.query<{
+    id: string;
+    cluster_id: string;
+    gpu_type: ClusterRow['gpu_type'];
+    zone: ClusterRow['zone'];
+  }>(
+    `SELECT n.id, n.cluster_id, c.gpu_type, c.zone FROM nodes n JOIN clusters c ON c.id = n.cluster_id
+      WHERE c.heartbeat_ms IS NOT NULL AND n.status <> 'offline'
+        AND n.last_heartbeat_at < to_timestamp(($1::double precision - $2 * c.heartbeat_ms) / 1000)`,
+    [ctx.market.clock.now(), SILENT_INTERVALS],
+  );
+  const byCluster = new Map<
+    string,
+    { cluster: Pick<ClusterRow, 'id' | 'gpu_type' | 'zone'>; nodes: Map<string, NodeStatus> }
+  >();
+  for (const n of silent) {
+    let entry = byCluster.get(n.cluster_id);
+    if (entry === undefined) {
+      entry = {
+        cluster: { id: n.cluster_id, gpu_type: n.gpu_type, zone: n.zone },
+        nodes: new Map(),
+      };
+      byCluster.set(n.cluster_id, entry);
+    }
+    entry.nodes.set(n.id, 'offline');
+  }
+  for (const { cluster, nodes } of byCluster.values()) {
+    ctx.logger.warn({ cluster: cluster.id, nodes: nodes.size }, 'agent silent: nodes offline');
+    await setStatus(ctx, cluster, nodes);
+  }
+  return silent.length;
+}
+
+/** The cluster's nodes with their status and the live lease on each. */
+export async function nodesOf(ctx: ProviderContext, clusterId: string): Promise<NodeView[]> {
+  checkId(clusterId, 'cluster_id');
+  const rows = await ctx.db.query<{
+    id: string;
+    hostname: string;
+    status: NodeStatus;
+    lease_id: string | null;
+  }>(
+    `SELECT n.id, n.hostname, n.status, l.id AS lease_id
+       FROM nodes n
+       LEFT JOIN lease_nodes ln ON ln.node_id = n.id
+        AND ln.lease_id IN (SELECT id FROM leases WHERE cluster_id = $1 AND status IN ('provisioning', 'active'))
+       LEFT JOIN leases l ON l.id = ln.lease_id
+      WHERE n.cluster_id = $1 ORDER BY n.hostname`,
+    [clusterId],
+  );
+  return rows.map((r) => ({
+    nodeId: r.id,
+    hostname: r.hostname,
+    status: r.status,
+    leaseId: r.lease_id ?? undefined,
+  }));
+}

@@ -1,0 +1,78 @@
+// What the exchange's side of the agent protocol (D29) works with, and the
+// checks every call makes: the provider's token, its cluster, its input.
+
+import { status } from '@grpc/grpc-js';
+import type { GpuType, Zone } from '@gpux/shared';
+
+import type { Principal } from '../accounts/accounts.js';
+import type { Database } from '../db/database.js';
+import type { EventPublisher } from '../events/publisher.js';
+import type { SecretBox } from '../leases/secret-box.js';
+import type { Logger } from '../logger.js';
+import type { Market } from '../market/market.js';
+import type { ClusterLookup } from '../orders/intake.js';
+
+export interface ProviderContext {
+  readonly db: Database;
+  readonly market: Market;
+  /** Principals of tokens and providers' clusters (accounts/directory.ts). */
+  readonly directory: ClusterLookup & { principal(token: string): Promise<Principal | undefined> };
+  readonly publisher: EventPublisher;
+  readonly secrets: SecretBox;
+  readonly logger: Logger;
+}
+
+/** A call the exchange answers with a gRPC status other than OK. */
+export class AgentCallError extends Error {
+  override readonly name = 'AgentCallError';
+
+  constructor(
+    readonly code: status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const invalid = (message: string): AgentCallError =>
+  new AgentCallError(status.INVALID_ARGUMENT, message);
+
+export interface ClusterRow {
+  readonly id: string;
+  readonly provider_account_id: string;
+  readonly gpu_type: GpuType;
+  readonly zone: Zone;
+  readonly heartbeat_ms: number | null;
+}
+
+const ID = /^[a-z]{3}_[0-9a-z]{1,60}$/;
+
+export function checkId(value: string, field: string): string {
+  if (!ID.test(value))
+    throw invalid(`${field} must be an id like cls_…, got "${value.slice(0, 80)}"`);
+  return value;
+}
+
+/**
+ * The caller's cluster: NOT_FOUND when there is none, PERMISSION_DENIED when
+ * it is another provider's (the provider's token may not act on it).
+ */
+export async function ownCluster(
+  ctx: ProviderContext,
+  caller: Principal,
+  clusterId: string,
+): Promise<ClusterRow> {
+  checkId(clusterId, 'cluster_id');
+  const [row] = await ctx.db.query<ClusterRow>(
+    'SELECT id, provider_account_id, gpu_type, zone, heartbeat_ms FROM clusters WHERE id = $1',
+    [clusterId],
+  );
+  if (row === undefined) throw new AgentCallError(status.NOT_FOUND, `no cluster ${clusterId}`);
+  if (row.provider_account_id !== caller.accountId) {
+    throw new AgentCallError(
+      status.PERMISSION_DENIED,
+      `cluster ${clusterId} is not this provider's`,
+    );
+  }
+  return row;
+}

@@ -1,0 +1,210 @@
+// The JSON of accounts (D31, D33), their ledger rows, the platform's own
+// account, provider clusters (D31) and SSH keys (D32), and their schemas.
+// Money in dollars rounded to cents (D1).
+
+import { GPUS_PER_NODE, GPU_TYPES, TOKEN_SCOPES, ZONES, formatDollars } from '@gpux/shared';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+import type { AccountView, CreatedAccount } from '../accounts/accounts.js';
+import type { ClusterView } from '../accounts/clusters.js';
+import type { SshKeyView } from '../accounts/ssh-keys.js';
+import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import type { EntryView } from '../ledger/ledger.js';
+import type { PlatformTotals } from '../ledger/platform-account.js';
+
+export const CreatedAccountSchema = Type.Object(
+  {
+    account_id: Type.String(),
+    organization: Type.String(),
+    organization_id: Type.String(),
+    scopes: Type.Array(StringEnum(TOKEN_SCOPES)),
+    token: Type.String({ description: 'D24: shown this once; only its hash is kept.' }),
+  },
+  { title: 'CreatedAccount', description: 'The new account and its first API token.' },
+);
+export type CreatedAccountJson = Static<typeof CreatedAccountSchema>;
+
+export const AccountSchema = Type.Object(
+  {
+    account_id: Type.String(),
+    name: Type.String(),
+    organization: Type.String(),
+    organization_id: Type.String(),
+    balance: Dollars('Σ of the ledger rows: negative when the account owes.'),
+    credit_limit: Nullable(Dollars('D3: null when none is set.')),
+    created_at: Timestamp(),
+  },
+  { title: 'Account' },
+);
+export type AccountJson = Static<typeof AccountSchema>;
+
+export const TransactionsSchema = Type.Object(
+  {
+    transactions: Type.Array(
+      Type.Object({
+        transaction_id: Type.String(),
+        transaction_kind: Type.String(),
+        kind: Type.String({ description: 'The ledger entry kind (D3).' }),
+        amount: Dollars('Negative when the account pays.'),
+        order_id: Nullable(Type.String()),
+        lease_id: Nullable(Type.String()),
+        created_at: Timestamp(),
+      }),
+      { description: 'Ledger rows, newest first.' },
+    ),
+    ...PAGE_FIELDS,
+  },
+  { title: 'Transactions' },
+);
+export type TransactionsJson = Static<typeof TransactionsSchema>;
+
+export const PlatformAccountSchema = Type.Object(
+  {
+    account_id: Type.String(),
+    balance: Dollars('Σ of its ledger rows: fees_earned − fees_refunded.'),
+    fees_earned: Dollars('D2: every platform fee received, buyers’ and sellers’.'),
+    fees_refunded: Dollars('D25, D26: fees given back on refunded or failed leases.'),
+  },
+  { title: 'PlatformAccount', description: 'The platform’s own account (D2).' },
+);
+export type PlatformAccountJson = Static<typeof PlatformAccountSchema>;
+
+const NodeSchema = Type.Object(
+  {
+    node_id: Type.String(),
+    hostname: Type.String(),
+    gpus: Type.Integer({ description: 'Every node is 8 GPUs (spec rule 4).' }),
+    status: StringEnum(['available', 'online', 'offline'] as const, { description: 'D29, D31.' }),
+    last_heartbeat: Nullable(Timestamp()),
+  },
+  { title: 'Node' },
+);
+
+export const ClusterSchema = Type.Object(
+  {
+    cluster_id: Type.String(),
+    provider_account_id: Type.String(),
+    gpu_type: StringEnum(GPU_TYPES),
+    zone: StringEnum(ZONES),
+    created_at: Timestamp(),
+    nodes: Type.Array(NodeSchema),
+  },
+  { title: 'Cluster', description: 'A provider cluster (D31).' },
+);
+export type ClusterJson = Static<typeof ClusterSchema>;
+
+export const ClusterListSchema = Type.Object(
+  {
+    clusters: Type.Array(ClusterSchema, { description: 'Oldest first.' }),
+  },
+  { title: 'ClusterList' },
+);
+
+export const SshKeySchema = Type.Object(
+  {
+    ssh_key_id: Type.String(),
+    name: Type.String(),
+    type: Type.String({ description: 'The OpenSSH key type, e.g. ssh-ed25519.' }),
+    public_key: Type.String(),
+    fingerprint: Type.String({ description: 'SHA256:…, as ssh-keygen -lf prints it.' }),
+    created_at: Timestamp(),
+  },
+  { title: 'SshKey' },
+);
+export type SshKeyJson = Static<typeof SshKeySchema>;
+
+export const SshKeyListSchema = Type.Object(
+  {
+    ssh_keys: Type.Array(SshKeySchema, { description: 'Newest first.' }),
+  },
+  { title: 'SshKeyList' },
+);
+
+export const SshKeyDeletedSchema = Type.Object(
+  {
+    ssh_key_id: Type.String(),
+    deleted: Type.Literal(true),
+  },
+  { title: 'SshKeyDeleted' },
+);
+
+export function createdAccountView(a: CreatedAccount): CreatedAccountJson {
+  return {
+    account_id: a.accountId,
+    organization: a.organization,
+    organization_id: a.organizationId,
+    scopes: [...a.scopes],
+    token: a.token,
+  };
+}
+
+export function accountJson(a: AccountView): AccountJson {
+  return {
+    account_id: a.accountId,
+    name: a.name,
+    organization: a.organization,
+    organization_id: a.organizationId,
+    balance: formatDollars(a.balanceCents),
+    credit_limit: a.creditLimitCents === null ? null : formatDollars(a.creditLimitCents),
+    created_at: a.createdAt.toISOString(),
+  };
+}
+
+export function transactionsView(
+  page: { entries: readonly EntryView[]; total: number },
+  limit: number,
+  offset: number,
+): TransactionsJson {
+  return {
+    transactions: page.entries.map((e) => ({
+      transaction_id: e.transactionId,
+      transaction_kind: e.transactionKind,
+      kind: e.kind,
+      amount: formatDollars(e.amountCents),
+      order_id: e.orderId,
+      lease_id: e.leaseId,
+      created_at: e.createdAt.toISOString(),
+    })),
+    total: page.total,
+    limit,
+    offset,
+  };
+}
+
+export function platformAccountView(accountId: string, t: PlatformTotals): PlatformAccountJson {
+  return {
+    account_id: accountId,
+    balance: formatDollars(t.balanceCents),
+    fees_earned: formatDollars(t.feesEarnedCents),
+    fees_refunded: formatDollars(t.feesRefundedCents),
+  };
+}
+
+export function clusterView(c: ClusterView): ClusterJson {
+  return {
+    cluster_id: c.clusterId,
+    provider_account_id: c.providerAccountId,
+    gpu_type: c.gpuType,
+    zone: c.zone,
+    created_at: c.createdAt.toISOString(),
+    nodes: c.nodes.map((n) => ({
+      node_id: n.nodeId,
+      hostname: n.hostname,
+      gpus: GPUS_PER_NODE,
+      status: n.status,
+      last_heartbeat: n.lastHeartbeatAt?.toISOString() ?? null,
+    })),
+  };
+}
+
+export function sshKeyView(k: SshKeyView): SshKeyJson {
+  return {
+    ssh_key_id: k.sshKeyId,
+    name: k.name,
+    type: k.type,
+    public_key: k.publicKey,
+    fingerprint: k.fingerprint,
+    created_at: k.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,251 @@
+// The JSON the API shows for leases, their termination and their resale
+// (service spec "Resources", D25-D27), built from rows and outcomes, and the
+// schemas the routes answer with. Money goes out as dollars rounded to cents
+// (D1). A field added to a view must be added to its schema, or the
+// serializer drops it (the views' types come from the schemas and refuse it).
+
+import { GPU_TYPES, LEASE_STATUSES, ZONES, formatDollars, leaseNamespace } from '@gpux/shared';
+import type { Cents } from '@gpux/shared';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+import { Dollars, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { potentialRecovery, rateCentsOf, saleRecovery } from '../leases/lease-money.js';
+import type { ResellOutcome, TerminateOutcome } from '../market/book-state.js';
+import type { LeaseAccessRow } from '../market/queries.js';
+import type { LeaseNodeRow, LeaseRow } from '../market/rows.js';
+import { hoursOf, iso } from './format.js';
+
+const END_REASONS = ['terminated', 'resold', 'expired', 'failed'] as const;
+
+const LEASE_FIELDS = {
+  lease_id: Type.String(),
+  customer_id: Type.String({ description: 'The owning account.' }),
+  order_id: Type.String({ description: 'The buy order whose fill made the lease.' }),
+  gpu_type: StringEnum(GPU_TYPES),
+  gpu_count: Type.Integer(),
+  instance_type: Type.String({ description: '`<gpu_count>x<gpu_type>`.' }),
+  zone: StringEnum(ZONES),
+  status: StringEnum(LEASE_STATUSES, { description: 'D25.' }),
+  rate: Dollars('D4: the matched price, dollars per GPU-hour.'),
+  start_time: Timestamp(),
+  end_time: Timestamp(),
+  created_at: Timestamp(),
+  ended_at: Type.Optional(Timestamp()),
+  end_reason: Type.Optional(StringEnum(END_REASONS)),
+  refund_amount: Type.Optional(Dollars('D26: refunded for unused time.')),
+};
+
+/** A lease as lists show it (spec: without namespace, nodes and SSH endpoints). */
+export const LeaseSchema = Type.Object(LEASE_FIELDS, { title: 'Lease', description: 'A lease.' });
+export type LeaseJson = Static<typeof LeaseSchema>;
+
+export const LeaseListSchema = Type.Object(
+  {
+    leases: Type.Array(LeaseSchema, { description: 'Newest first (D21).' }),
+    ...PAGE_FIELDS,
+  },
+  { title: 'LeaseList' },
+);
+
+export const LeaseDetailSchema = Type.Object(
+  {
+    ...LEASE_FIELDS,
+    cluster_id: Type.String(),
+    namespace: Type.String({ description: 'The cluster namespace of the lease.' }),
+    nodes: Type.Array(Type.String(), { description: 'Node host names.' }),
+    node_status: Type.Array(
+      Type.Object({
+        hostname: Type.String(),
+        status: StringEnum(['available', 'online', 'offline'] as const),
+      }),
+      {
+        description:
+          "D29: each node's status by its agent's heartbeats; a lease stays active while its nodes are offline.",
+      },
+    ),
+    ssh_endpoints: Type.Array(Type.String(), {
+      description:
+        "`<user>@<node_host>:<port>`, one per node, once the provider's agent has provisioned the lease; empty once it ended.",
+    }),
+    ssh_host_keys: Type.Array(Type.String(), {
+      description: "D32: the endpoints' host keys (OpenSSH public key lines), to pin them.",
+    }),
+  },
+  { title: 'LeaseDetail', description: 'A lease with where and how to reach it.' },
+);
+export type LeaseDetailJson = Static<typeof LeaseDetailSchema>;
+
+export const TerminationSchema = Type.Object(
+  {
+    lease_id: Type.String(),
+    status: Type.Literal('terminated'),
+    terminated_at: Timestamp(),
+    original_end_time: Timestamp(),
+    hours_used: Type.Number(),
+    hours_remaining: Type.Number(),
+    rate: Dollars(),
+    refund_amount: Dollars('D26: hours_remaining × rate × gpu_count.'),
+    refunded_at: Timestamp(),
+  },
+  { title: 'Termination', description: 'D26: the lease ended now; the unused time is refunded.' },
+);
+export type TerminationJson = Static<typeof TerminationSchema>;
+
+const ResellPendingSchema = Type.Object(
+  {
+    order_id: Type.String(),
+    lease_id: Type.String(),
+    limit_price: Dollars(),
+    status: Type.Literal('pending'),
+    available_from: Timestamp(),
+    available_until: Timestamp(),
+    remaining_hours: Type.Number(),
+    potential_recovery: Dollars('remaining_hours × limit_price × gpu_count, before the fee.'),
+    platform_fee: Dollars(),
+    net_recovery: Dollars('After the 10% fee.'),
+    transfer_immediately: Type.Boolean(),
+    created_at: Timestamp(),
+  },
+  { title: 'ResellPending', description: 'D27 pending form: the resell order waits in the book.' },
+);
+
+const ResellFilledSchema = Type.Object(
+  {
+    order_id: Type.String(),
+    lease_id: Type.String(),
+    limit_price: Dollars(),
+    status: Type.Literal('filled'),
+    matched_at: Timestamp(),
+    buyer_order_id: Type.String(),
+    remaining_hours: Type.Number(),
+    sale_amount: Dollars(),
+    platform_fee: Dollars(),
+    net_recovery: Dollars(),
+    original_refund: Dollars('D27: the original rate for the hours nobody uses.'),
+    total_recovery: Dollars('net_recovery + original_refund.'),
+    transfer_time: Timestamp(),
+    transfer_immediately: Type.Boolean(),
+  },
+  { title: 'ResellFilled', description: 'D27 matched form: a buyer took the lease at once.' },
+);
+
+export const ResellSchema = Type.Union([ResellPendingSchema, ResellFilledSchema], {
+  title: 'Resell',
+});
+export type ResellJson = Static<typeof ResellSchema>;
+
+export function leaseView(l: LeaseRow): LeaseJson {
+  const v: LeaseJson = {
+    lease_id: l.id,
+    customer_id: l.account_id,
+    order_id: l.buy_order_id,
+    gpu_type: l.gpu_type,
+    gpu_count: l.gpu_count,
+    instance_type: `${l.gpu_count}x${l.gpu_type}`,
+    zone: l.zone,
+    status: l.status,
+    rate: formatDollars(rateCentsOf(l)),
+    start_time: iso(l.start_ms),
+    end_time: iso(l.end_ms),
+    created_at: iso(l.created_ms),
+  };
+  if (l.ended_ms !== null) v.ended_at = iso(l.ended_ms);
+  if (l.end_reason !== null) v.end_reason = l.end_reason;
+  if (l.refund_cents !== null) v.refund_amount = formatDollars(l.refund_cents);
+  return v;
+}
+
+/** The single-lease read: the list view plus where and how to reach it. */
+export function leaseDetailView(
+  l: LeaseRow,
+  nodes: readonly (LeaseNodeRow & { status: 'available' | 'online' | 'offline' })[],
+  access: Pick<LeaseAccessRow, 'ssh_endpoints' | 'ssh_host_keys'> | undefined,
+): LeaseDetailJson {
+  // Reported by the agent once the lease is provisioned (D32); gone with the lease.
+  const live = (l.status === 'active' || l.status === 'provisioning') && access !== undefined;
+  const endpoint = new Map(access?.ssh_endpoints.map((e) => [e.hostname, e.endpoint]) ?? []);
+  return {
+    ...leaseView(l),
+    cluster_id: l.cluster_id,
+    namespace: leaseNamespace(l.id),
+    nodes: nodes.map((n) => n.hostname),
+    node_status: nodes.map((n) => ({ hostname: n.hostname, status: n.status })),
+    ssh_endpoints: live
+      ? nodes.flatMap((n) => {
+          const e = endpoint.get(n.hostname);
+          return e === undefined ? [] : [e];
+        })
+      : [],
+    ssh_host_keys: live ? [...access.ssh_host_keys] : [],
+  };
+}
+
+/** D26: DELETE /v1/leases/{id}. */
+export function terminationView(t: Extract<TerminateOutcome, { ok: true }>): TerminationJson {
+  const { lease: l, refund } = t;
+  return {
+    lease_id: l.id,
+    status: 'terminated',
+    terminated_at: iso(t.terminatedAt),
+    original_end_time: iso(l.end_ms),
+    hours_used: hoursOf(refund.usedMs),
+    hours_remaining: hoursOf(refund.remainingMs),
+    rate: formatDollars(rateCentsOf(l)),
+    // D26: hours_remaining × rate × gpu_count, exact, rounded once (D1).
+    refund_amount: formatDollars(refund.refundCents),
+    refunded_at: iso(t.terminatedAt),
+  };
+}
+
+/** D27: POST /v1/leases/{id}/resell, pending or matched at once. */
+export function resellView(
+  outcome: Extract<ResellOutcome, { ok: true }>,
+  priceCents: Cents,
+): ResellJson {
+  const { order: o, sourceLease: lease, window } = outcome;
+  const remainingMs = Math.max(0, lease.end_ms - Math.max(o.created_ms, window.from));
+  // A resell order's row always says whether the transfer is immediate.
+  const transferImmediately = o.transfer_immediately === true;
+  const [fill] = outcome.fills;
+  if (fill === undefined) {
+    // D27 pending form: what the whole remaining time would fetch at this price.
+    const r = potentialRecovery(remainingMs, priceCents, lease.gpu_count);
+    return {
+      order_id: o.id,
+      lease_id: lease.id,
+      limit_price: formatDollars(priceCents),
+      status: 'pending',
+      available_from: iso(window.from),
+      available_until: iso(window.until),
+      remaining_hours: hoursOf(remainingMs),
+      potential_recovery: formatDollars(r.grossCents),
+      platform_fee: formatDollars(r.feeCents),
+      net_recovery: formatDollars(r.netCents),
+      transfer_immediately: transferImmediately,
+      created_at: iso(o.created_ms),
+    };
+  }
+  // D27 matched form: the buyer's lease starts at transfer_time =
+  // max(match, available_from); until then the reseller keeps its access
+  // (unless it transfers immediately).
+  const sale = saleRecovery(fill.price_cents, fill.gpus, fill.hours);
+  const transferAt = outcome.transferAt ?? fill.at_ms;
+  const originalRefund = lease.refund_cents ?? 0;
+  return {
+    order_id: o.id,
+    lease_id: lease.id,
+    limit_price: formatDollars(priceCents),
+    status: 'filled',
+    matched_at: iso(fill.at_ms),
+    buyer_order_id: fill.buy_order_id,
+    remaining_hours: hoursOf(remainingMs),
+    sale_amount: formatDollars(sale.grossCents),
+    platform_fee: formatDollars(sale.feeCents),
+    net_recovery: formatDollars(sale.netCents),
+    original_refund: formatDollars(originalRefund),
+    total_recovery: formatDollars(sale.netCents + originalRefund),
+    transfer_time: iso(transferAt),
+    transfer_immediately: transferImmediately,
+  };
+}

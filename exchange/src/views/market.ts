@@ -1,0 +1,181 @@
+// The JSON of one book for every account (spec rule 5): the order book view,
+// the price estimate (spec "Resources", D22) and the anonymous trades (D33),
+// and their schemas. Money in dollars rounded to cents (D1); a price that
+// does not exist (an empty side, no trade yet) is null.
+
+import { GPU_TYPES, ZONES, formatDollars, splitFee } from '@gpux/shared';
+import type { GpuType, Zone } from '@gpux/shared';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import type { FillRow } from '../market/rows.js';
+import type { BookSnapshot, Estimate, Level } from '../matching/index.js';
+import { iso } from './format.js';
+
+const LevelSchema = Type.Object(
+  {
+    price: Dollars(),
+    gpus: Type.Integer({ description: 'GPUs at that price.' }),
+    orders: Type.Integer({ description: 'Orders at that price.' }),
+  },
+  { title: 'Level' },
+);
+
+export const OrderBookSchema = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    instance_type: Type.Optional(
+      Type.String({ description: 'D22: echoed when the query named one.' }),
+    ),
+    zone: StringEnum(ZONES),
+    timestamp: Timestamp(),
+    market_depth: Type.Object({
+      best_bid: Nullable(Dollars()),
+      best_ask: Nullable(Dollars()),
+      spread: Nullable(Dollars('Best ask minus best bid.')),
+      mid_price: Nullable(Dollars('Average of best bid and best ask, half-even cent.')),
+    }),
+    bids: Type.Array(LevelSchema, { description: 'Highest price first.' }),
+    asks: Type.Array(LevelSchema, { description: 'Lowest price first.' }),
+    last_trade: Nullable(
+      Type.Object({ price: Dollars(), gpus: Type.Integer(), timestamp: Timestamp() }),
+    ),
+    volume_24h: Type.Integer({ description: 'GPUs traded over the last 24 hours.' }),
+  },
+  { title: 'OrderBook', description: 'The order book of one GPU type and zone.' },
+);
+export type OrderBookJson = Static<typeof OrderBookSchema>;
+
+const CostBreakdownSchema = Type.Object(
+  {
+    compute_cost: Dollars(),
+    platform_fee: Dollars('10% of compute cost (D2).'),
+    total_cost: Dollars('compute_cost + platform_fee.'),
+  },
+  { title: 'CostBreakdown' },
+);
+
+export const EstimateSchema = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    gpu_count: Type.Integer(),
+    zone: StringEnum(ZONES),
+    duration_hours: Type.Integer(),
+    estimated_price: Nullable(Dollars('Weighted average price per GPU-hour.')),
+    best_ask: Nullable(Dollars()),
+    worst_fill_price: Nullable(Dollars('Highest price paid if filled now.')),
+    total_available: Type.Integer({ description: 'GPUs the caller could buy on the ask side.' }),
+    sufficient_liquidity: Type.Boolean(),
+    cost_breakdown: CostBreakdownSchema,
+    total_cost: Dollars('D22: the same as cost_breakdown.total_cost (fee included).'),
+    fills: Type.Array(Type.Object({ price: Dollars(), gpus: Type.Integer() })),
+    missing_gpus: Type.Optional(Type.Integer({ description: 'When liquidity is insufficient.' })),
+    timestamp: Timestamp(),
+  },
+  { title: 'Estimate', description: 'What a market buy would pay now.' },
+);
+export type EstimateJson = Static<typeof EstimateSchema>;
+
+export const TradesSchema = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    zone: StringEnum(ZONES),
+    trades: Type.Array(
+      Type.Object({ price: Dollars(), gpus: Type.Integer(), timestamp: Timestamp() }),
+      { description: 'D33: anonymous fills, newest first.' },
+    ),
+    ...PAGE_FIELDS,
+  },
+  { title: 'Trades' },
+);
+export type TradesJson = Static<typeof TradesSchema>;
+
+function levels(ls: readonly Level[]): { price: number; gpus: number; orders: number }[] {
+  return ls.map((l) => ({ price: formatDollars(l.price), gpus: l.gpus, orders: l.orders }));
+}
+
+function dollarsOrNull(c: number | null): number | null {
+  return c === null ? null : formatDollars(c);
+}
+
+export function orderBookView(
+  book: { gpuType: GpuType; zone: Zone; instanceType: string | undefined },
+  now: number,
+  snap: BookSnapshot,
+  volume24h: number,
+): OrderBookJson {
+  return {
+    gpu_type: book.gpuType,
+    ...(book.instanceType === undefined ? {} : { instance_type: book.instanceType }),
+    zone: book.zone,
+    timestamp: iso(now),
+    market_depth: {
+      best_bid: dollarsOrNull(snap.bestBid),
+      best_ask: dollarsOrNull(snap.bestAsk),
+      spread: dollarsOrNull(snap.spread),
+      mid_price: dollarsOrNull(snap.midPrice),
+    },
+    bids: levels(snap.bids),
+    asks: levels(snap.asks),
+    last_trade:
+      snap.lastTrade === null
+        ? null
+        : {
+            price: formatDollars(snap.lastTrade.price),
+            gpus: snap.lastTrade.gpus,
+            timestamp: iso(snap.lastTrade.at),
+          },
+    volume_24h: volume24h,
+  };
+}
+
+export function estimateView(
+  q: { gpu_type: GpuType; gpu_count: number; zone: Zone; duration_hours: number },
+  now: number,
+  est: Estimate,
+): EstimateJson {
+  const compute = est.computeCostCents;
+  const { fee } = splitFee(compute);
+  const total = formatDollars(compute + fee);
+  return {
+    gpu_type: q.gpu_type,
+    gpu_count: q.gpu_count,
+    zone: q.zone,
+    duration_hours: q.duration_hours,
+    estimated_price: dollarsOrNull(est.estimatedPrice),
+    best_ask: dollarsOrNull(est.bestAsk),
+    worst_fill_price: dollarsOrNull(est.worstFillPrice),
+    total_available: est.totalAvailable,
+    sufficient_liquidity: est.sufficientLiquidity,
+    cost_breakdown: {
+      compute_cost: formatDollars(compute),
+      platform_fee: formatDollars(fee),
+      total_cost: total,
+    },
+    // D22: also at top level, the same value (fee included).
+    total_cost: total,
+    fills: est.fills.map((f) => ({ price: formatDollars(f.price), gpus: f.gpus })),
+    ...(est.sufficientLiquidity ? {} : { missing_gpus: est.missingGpus }),
+    timestamp: iso(now),
+  };
+}
+
+export function tradesView(
+  q: { gpu_type: GpuType; zone: Zone; limit: number; offset: number },
+  page: { rows: readonly FillRow[]; total: number },
+): TradesJson {
+  return {
+    gpu_type: q.gpu_type,
+    zone: q.zone,
+    // D33: anonymous: no order, lease or account ids.
+    trades: page.rows.map((f) => ({
+      price: formatDollars(f.price_cents),
+      gpus: f.gpus,
+      timestamp: iso(f.at_ms),
+    })),
+    total: page.total,
+    limit: q.limit,
+    offset: q.offset,
+  };
+}
