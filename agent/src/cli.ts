@@ -1,4 +1,4 @@
-/** What the agent does for a command line; kept pure so it is testable without a process. */
+/** What the command line asks for before any setting is read; pure, so it is testable without a process. */
 import { helpText } from './settings.js';
 
 export interface CliResult {
@@ -7,13 +7,10 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: readonly string[]): CliResult {
+/** `--help` answers at once; undefined: start the agent with these arguments as flags. */
+export function runCli(args: readonly string[]): CliResult | undefined {
   if (args.includes('--help') || args.includes('-h')) {
     return { exitCode: 0, stdout: helpText(), stderr: '' };
   }
-  return {
-    exitCode: 1,
-    stdout: '',
-    stderr: 'gpux agent: not implemented yet (see --help for the settings it will take)\n',
-  };
+  return undefined;
 }

@@ -1,4 +1,41 @@
+// @gpux/agent: the provider-side agent. `startAgent` runs it in this
+// process (main.ts, or `gpux start` with the in-process bus); the rest is
+// what callers need to configure it and to plug the SSH gateway in.
+
 export { runCli } from './cli.js';
 export type { CliResult } from './cli.js';
-export { AGENT_SETTINGS, helpText } from './settings.js';
+export { AGENT_SETTINGS, flagOf, helpText } from './settings.js';
 export type { SettingDoc } from './settings.js';
+export {
+  ConfigError,
+  DEFAULTS,
+  LOG_LEVELS,
+  PROVISIONER_KINDS,
+  compileAgentConfig,
+} from './config.js';
+export { loadAgentConfig } from './env-settings.js';
+export type { AgentConfig, AgentOptions, LogLevel, ProvisionerKind } from './config.js';
+export { AGENT_VERSION, AgentFatalError, startAgent } from './agent.js';
+export type { AgentDeps, AgentHandle, AgentSsh } from './agent.js';
+export type { AgentPhase, AgentStatus } from './agent-status.js';
+export type { ExchangeApi } from './exchange/exchange-client.js';
+export { LeaseDirectory } from './lease-directory.js';
+export type {
+  EndpointDirectoryOf,
+  EndpointState,
+  GatewayFactory,
+  GatewayFactoryOptions,
+  SshEndpointOf,
+  SshGatewayPort,
+} from './ssh-port.js';
+export type { BackendFactory, TerminableBackend } from './provisioner/simulated-provisioner.js';
+export type {
+  LeaseAccess,
+  NodeAccess,
+  ProvisionResult,
+  Provisioner,
+  Workspace,
+} from './provisioner/provisioner.js';
+export type { LeaseSpec } from './provisioner/lease-spec.js';
+export type { Logger } from './logger.js';
+export { runAgent } from './main.js';

@@ -1,0 +1,32 @@
+// What the agent is doing, for `gpux start` (AgentHandle.status()) and for
+// operators and scripts (<stateDir>/status.json, rewritten at every
+// heartbeat and reconciliation).
+
+import type { ProvisionerKind } from './config.js';
+import type { ReconcileResult } from './leases/reconciler.js';
+import type { SellerStatus } from './selling/seller.js';
+
+export type AgentPhase = 'attaching' | 'running' | 'draining' | 'stopped' | 'failed';
+
+export interface AgentStatus {
+  readonly phase: AgentPhase;
+  readonly clusterId: string;
+  readonly provisioner: ProvisionerKind;
+  /** Why the agent stopped by itself (phase failed). */
+  readonly fatal: string | undefined;
+  readonly lastHeartbeat:
+    { readonly atMs: number; readonly ok: boolean; readonly error?: string } | undefined;
+  /** The cluster's nodes as the last heartbeat answer showed them. */
+  readonly nodes: readonly { hostname: string; status: string; leaseId: string }[];
+  /** undefined: GPUX_ASK_PRICE unset, no sells are listed. */
+  readonly selling: SellerStatus | undefined;
+  readonly lastReconcile: ReconcileResult | undefined;
+  /** Leases with SSH endpoints here (provisioning or provisioned). */
+  readonly leases: number;
+  /** Events being handled. */
+  readonly eventsInFlight: number;
+  readonly ssh: {
+    readonly address: string;
+    readonly hostKeyFingerprint: string | undefined;
+  };
+}

@@ -1,0 +1,182 @@
+// The whole agent in this process, as `gpux start` runs it: events from the
+// in-process bus, the exchange an in-memory fake (no network).
+
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { InProcessBus, SUBJECTS, leaseNamespace, leaseUser, sshUserOf } from '@gpux/shared';
+import type { LeaseProvisionEvent, LeaseRevokeEvent } from '@gpux/shared';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { startAgent } from './agent.js';
+import type { AgentHandle } from './agent.js';
+import { compileAgentConfig } from './config.js';
+import { FakeExchange } from './testing/fake-exchange.js';
+
+const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
+const LEASE = 'lse_01jdq3m5x0aaaaaaaaaaaaaaaa';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function provisionEvent(eventId: string): LeaseProvisionEvent {
+  return {
+    kind: 'lease.provision',
+    event_id: eventId,
+    lease_id: LEASE,
+    cluster_id: CLUSTER,
+    account_id: 'acc_1',
+    namespace: leaseNamespace(LEASE),
+    lease_user: leaseUser(LEASE),
+    nodes: [{ hostname: 'node-a', ssh_user: sshUserOf(LEASE, 1) }],
+    gpu_count: 8,
+    start_ms: Date.now() - 1_000,
+    end_ms: Date.now() + 3_600_000,
+    source_lease_id: null,
+    ssh_public_keys: ['ssh-ed25519 AAAA buyer'],
+  };
+}
+
+async function start(askPrice?: string) {
+  const stateDir = mkdtempSync(join(tmpdir(), 'gpux-agent-'));
+  cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+  const bus = new InProcessBus();
+  const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
+  const config = compileAgentConfig(
+    {
+      exchangeGrpcUrl: '127.0.0.1:1',
+      token: 'gpux_0123456789abcdef',
+      clusterId: CLUSTER,
+      provisioner: 'simulated',
+      sshListen: '127.0.0.1:0',
+      heartbeatSeconds: 1,
+      stateDir,
+      askPrice,
+    },
+    { inProcessBus: true },
+  );
+  const agent: AgentHandle = await startAgent(config, {
+    bus,
+    exchange,
+    inventory: () =>
+      Promise.resolve({
+        kind: 'ok',
+        gpus: [
+          {
+            index: 0,
+            name: 'H100',
+            uuid: 'GPU-0',
+            memoryTotalMib: 81559,
+            utilizationPercent: 0,
+            temperatureC: 30,
+          },
+        ],
+      }),
+    hostFacts: () =>
+      Promise.resolve({ hostname: 'h', os: 'Linux', cpuModel: 'x', cpuCores: 2, memoryMib: 1024 }),
+  });
+  cleanups.push(() => agent.stop());
+  await agent.ready;
+  return { agent, bus, exchange, stateDir };
+}
+
+describe('agent in process (gpux start, D34)', () => {
+  it('attaches declaring its heartbeat, then heartbeats every node with the GPUs', async () => {
+    const { exchange } = await start();
+    expect(exchange.of('attach')[0]).toMatchObject({
+      clusterId: CLUSTER,
+      heartbeatIntervalSeconds: 1,
+      provisioner: 'simulated',
+      host: { hostname: 'h', cpuCores: 2 },
+    });
+    await until('a heartbeat', () => exchange.of('heartbeat').length > 0);
+    expect(exchange.of('heartbeat')[0]).toMatchObject({
+      clusterId: CLUSTER,
+      nodes: [
+        { hostname: 'node-a', healthy: true, gpus: [{ uuid: 'GPU-0', memoryTotalMib: 81559 }] },
+        { hostname: 'node-b', healthy: true, gpus: [{ uuid: 'GPU-0' }] },
+      ],
+    });
+  });
+
+  it('a provision event delivered twice provisions once and reports once; a revoke removes it', async () => {
+    const { bus, exchange, stateDir, agent } = await start();
+    const first = provisionEvent('evt_a');
+    bus.publish(SUBJECTS.leaseProvision(CLUSTER), first.event_id, JSON.stringify(first));
+    // The same lease again under another message id, as a replay past the dedupe window.
+    bus.publish(
+      SUBJECTS.leaseProvision(CLUSTER),
+      'evt_b',
+      JSON.stringify({ ...first, event_id: 'evt_b' }),
+    );
+    await until(
+      'both deliveries acked',
+      () => bus.consumer(`agent_${CLUSTER}`, { filterSubject: '' }).unacked === 0,
+    );
+    expect(exchange.of('reportProvisioned')).toHaveLength(1);
+    expect(existsSync(join(stateDir, 'workspaces', LEASE, sshUserOf(LEASE, 1)))).toBe(true);
+    expect(agent.status().leases).toBe(1);
+
+    const revoke: LeaseRevokeEvent = {
+      kind: 'lease.revoke',
+      event_id: 'evt_c',
+      lease_id: LEASE,
+      cluster_id: CLUSTER,
+      namespace: leaseNamespace(LEASE),
+      nodes: ['node-a'],
+      reason: 'terminated',
+      at_ms: Date.now(),
+    };
+    bus.publish(SUBJECTS.leaseRevoke(CLUSTER), revoke.event_id, JSON.stringify(revoke));
+    await until('ReportRevoked', () => exchange.of('reportRevoked').length === 1);
+    expect(existsSync(join(stateDir, 'workspaces', LEASE))).toBe(false);
+  });
+
+  it('lists one sell per free node at its ask; a refusal is kept in the status and retried', async () => {
+    const { exchange, agent, stateDir } = await start('2.50');
+    await until('two sells', () => exchange.sells.length === 2);
+    expect(exchange.of('publishSell')).toEqual([
+      { clusterId: CLUSTER, nodes: 1, priceCents: 250, windowHours: 168 },
+      { clusterId: CLUSTER, nodes: 1, priceCents: 250, windowHours: 168 },
+    ]);
+
+    // D15: the collar moved; a node's lease ends and its node is free again.
+    exchange.refusal = { code: 'price_out_of_collar', message: 'limit_price must be within ±50%' };
+    exchange.nodes = [
+      ...exchange.nodes,
+      { nodeId: 'nod_3', hostname: 'node-c', status: 2, leaseId: '' },
+    ];
+    await until('the refusal in the status', () => agent.status().selling?.refusal !== undefined);
+    expect(agent.status().selling?.refusal).toMatchObject({ code: 'price_out_of_collar' });
+    const tries = exchange.of('publishSell').length;
+    await until('a retry at the next heartbeat', () => exchange.of('publishSell').length > tries);
+    // Operators see it too: status.json is rewritten after each round.
+    const written = (): string => readFileSync(join(stateDir, 'status.json'), 'utf8');
+    await until('the refusal in status.json', () => written().includes('price_out_of_collar'));
+    expect(JSON.parse(written())).toMatchObject({
+      selling: { askCents: 250, refusal: { code: 'price_out_of_collar' } },
+    });
+
+    exchange.refusal = undefined;
+    await until('the third sell', () => exchange.sells.length === 3);
+    await until('the refusal cleared', () => agent.status().selling?.refusal === undefined);
+  });
+
+  it('stop() drains and resolves done; the status says stopped', async () => {
+    const { agent } = await start();
+    await agent.stop();
+    await agent.done;
+    expect(agent.status().phase).toBe('stopped');
+  });
+});

@@ -1,0 +1,157 @@
+// The exchange as the agent sees it (agent.proto, D29): promises over the
+// generated gRPC client, the provider's token on every call, a deadline on
+// each. `ExchangeApi` is what the rest of the agent uses, so tests and
+// `gpux start` may pass another implementation.
+
+import { Metadata, credentials, status } from '@grpc/grpc-js';
+import type { CallOptions, ChannelCredentials, ServiceError } from '@grpc/grpc-js';
+import { AgentServiceClient } from '@gpux/proto';
+import type {
+  AttachRequest,
+  AttachResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  ListLeasesResponse,
+  ListSellsResponse,
+  PublishSellRequest,
+  PublishSellResponse,
+  ReportProvisionedRequest,
+  ReportResponse,
+  WithdrawSellResponse,
+} from '@gpux/proto';
+
+import type { ExchangeTls } from '../config.js';
+
+export interface ExchangeApi {
+  attach(req: AttachRequest): Promise<AttachResponse>;
+  heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse>;
+  listSells(clusterId: string): Promise<ListSellsResponse>;
+  publishSell(req: PublishSellRequest): Promise<PublishSellResponse>;
+  withdrawSell(clusterId: string, orderId: string): Promise<WithdrawSellResponse>;
+  listLeases(clusterId: string): Promise<ListLeasesResponse>;
+  reportProvisioned(req: ReportProvisionedRequest): Promise<ReportResponse>;
+  reportRevoked(clusterId: string, leaseId: string): Promise<ReportResponse>;
+  reportFailed(clusterId: string, leaseId: string, reason: string): Promise<ReportResponse>;
+  close(): void;
+}
+
+/** A call the exchange refused or that did not get through, with its gRPC code. */
+export class ExchangeError extends Error {
+  override readonly name = 'ExchangeError';
+  constructor(
+    readonly method: string,
+    readonly code: status,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${method}: ${status[code] ?? code}: ${message}`, options);
+  }
+}
+
+/**
+ * Worth trying again later: the exchange was not reached, was busy, or
+ * failed inside. The others (bad token, wrong cluster, bad request) will
+ * answer the same way next time.
+ */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof ExchangeError)) return true;
+  return [
+    status.UNAVAILABLE,
+    status.DEADLINE_EXCEEDED,
+    status.RESOURCE_EXHAUSTED,
+    status.ABORTED,
+    status.INTERNAL,
+    status.UNKNOWN,
+    status.CANCELLED,
+  ].includes(err.code);
+}
+
+export interface GrpcExchangeOptions {
+  readonly target: string;
+  readonly tls: ExchangeTls | undefined;
+  readonly token: string;
+  readonly deadlineMs: number;
+}
+
+type Callback<Res> = (error: ServiceError | null, response: Res) => void;
+type Invoke<Res> = (
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: Callback<Res>,
+) => unknown;
+
+export class GrpcExchangeClient implements ExchangeApi {
+  private readonly client: AgentServiceClient;
+  private readonly metadata: Metadata;
+
+  constructor(private readonly o: GrpcExchangeOptions) {
+    const creds: ChannelCredentials =
+      o.tls === undefined
+        ? credentials.createInsecure()
+        : credentials.createSsl(o.tls.caPem ?? null, o.tls.keyPem ?? null, o.tls.certPem ?? null);
+    this.client = new AgentServiceClient(o.target, creds);
+    this.metadata = new Metadata();
+    this.metadata.set('authorization', `Bearer ${o.token}`);
+  }
+
+  private call<Res>(name: string, invoke: Invoke<Res>): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      invoke(this.metadata, { deadline: Date.now() + this.o.deadlineMs }, (err, res) => {
+        if (err === null) resolve(res);
+        else reject(new ExchangeError(name, err.code, err.details || err.message, { cause: err }));
+      });
+    });
+  }
+
+  attach(req: AttachRequest): Promise<AttachResponse> {
+    return this.call('Attach', (md, opts, cb) => this.client.attach(req, md, opts, cb));
+  }
+
+  heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
+    return this.call('Heartbeat', (md, opts, cb) => this.client.heartbeat(req, md, opts, cb));
+  }
+
+  listSells(clusterId: string): Promise<ListSellsResponse> {
+    return this.call('ListSells', (md, opts, cb) =>
+      this.client.listSells({ clusterId }, md, opts, cb),
+    );
+  }
+
+  publishSell(req: PublishSellRequest): Promise<PublishSellResponse> {
+    return this.call('PublishSell', (md, opts, cb) => this.client.publishSell(req, md, opts, cb));
+  }
+
+  withdrawSell(clusterId: string, orderId: string): Promise<WithdrawSellResponse> {
+    return this.call('WithdrawSell', (md, opts, cb) =>
+      this.client.withdrawSell({ clusterId, orderId }, md, opts, cb),
+    );
+  }
+
+  listLeases(clusterId: string): Promise<ListLeasesResponse> {
+    return this.call('ListLeases', (md, opts, cb) =>
+      this.client.listLeases({ clusterId }, md, opts, cb),
+    );
+  }
+
+  reportProvisioned(req: ReportProvisionedRequest): Promise<ReportResponse> {
+    return this.call('ReportProvisioned', (md, opts, cb) =>
+      this.client.reportProvisioned(req, md, opts, cb),
+    );
+  }
+
+  reportRevoked(clusterId: string, leaseId: string): Promise<ReportResponse> {
+    return this.call('ReportRevoked', (md, opts, cb) =>
+      this.client.reportRevoked({ clusterId, leaseId }, md, opts, cb),
+    );
+  }
+
+  reportFailed(clusterId: string, leaseId: string, reason: string): Promise<ReportResponse> {
+    return this.call('ReportFailed', (md, opts, cb) =>
+      this.client.reportFailed({ clusterId, leaseId, reason }, md, opts, cb),
+    );
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

@@ -1,0 +1,97 @@
+// Who may log in where (the SSH gateway's EndpointDirectory): an SSH user
+// `<lease_user>-<k>` stands for the k-th node of its lease, with exactly the
+// keys the buyer had when the lease was filled (D32). The gateway asks at
+// every login and every session request, so a change here reaches open
+// connections too.
+
+import type { LeaseSpec } from './provisioner/lease-spec.js';
+import type { LeaseAccess } from './provisioner/provisioner.js';
+import type { EndpointDirectoryOf, EndpointState, SshEndpointOf } from './ssh-port.js';
+
+interface Entry<B> {
+  readonly lease: LeaseSpec;
+  readonly state: EndpointState;
+  readonly access: LeaseAccess<B> | undefined;
+}
+
+export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
+  private readonly leases = new Map<string, Entry<B>>();
+  private readonly users = new Map<string, { leaseId: string; nodeIndex: number }>();
+
+  constructor(
+    /** Stands in where an endpoint is not ready: the gateway runs no session on it. */
+    private readonly idleBackend: B,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Provisioning has begun: logins succeed and are told to wait. A ready lease stays ready. */
+  starting(lease: LeaseSpec): void {
+    if (this.leases.get(lease.leaseId)?.state === 'ready') return;
+    this.put({ lease, state: 'starting', access: undefined });
+  }
+
+  ready(lease: LeaseSpec, access: LeaseAccess<B>): void {
+    this.put({ lease, state: 'ready', access });
+  }
+
+  /** Revoked: kept as unavailable until forgotten, so a session asking now hears why. */
+  ended(leaseId: string): void {
+    const e = this.leases.get(leaseId);
+    if (e !== undefined) this.put({ lease: e.lease, state: 'unavailable', access: undefined });
+  }
+
+  forget(leaseId: string): void {
+    const e = this.leases.get(leaseId);
+    if (e === undefined) return;
+    this.leases.delete(leaseId);
+    for (const n of e.lease.nodes) {
+      if (this.users.get(n.sshUser)?.leaseId === leaseId) this.users.delete(n.sshUser);
+    }
+  }
+
+  /** The lease as this agent knows it, provisioned or being provisioned. */
+  leaseOf(leaseId: string): LeaseSpec | undefined {
+    return this.leases.get(leaseId)?.lease;
+  }
+
+  get size(): number {
+    return this.leases.size;
+  }
+
+  lookup(username: string): SshEndpointOf<B> | undefined {
+    const user = this.users.get(username);
+    const e = user === undefined ? undefined : this.leases.get(user.leaseId);
+    if (user === undefined || e === undefined) return undefined;
+    const base = {
+      leaseId: user.leaseId,
+      nodeIndex: user.nodeIndex,
+      authorizedKeys: e.lease.sshPublicKeys,
+    };
+    // A lost revocation still ends at the lease's end (as D28's token expiry).
+    if (e.state === 'unavailable' || this.now() >= e.lease.endMs) {
+      return {
+        ...base,
+        state: 'unavailable',
+        message: `gpux: lease ${user.leaseId} has ended`,
+        backend: this.idleBackend,
+      };
+    }
+    const node = e.access?.nodes.find((n) => n.nodeIndex === user.nodeIndex);
+    if (e.state === 'starting' || node === undefined) {
+      return {
+        ...base,
+        state: 'starting',
+        message: `gpux: lease ${user.leaseId} is being provisioned; try again in a few seconds`,
+        backend: this.idleBackend,
+      };
+    }
+    return { ...base, state: 'ready', backend: node.backend };
+  }
+
+  private put(e: Entry<B>): void {
+    this.leases.set(e.lease.leaseId, e);
+    e.lease.nodes.forEach((n, i) =>
+      this.users.set(n.sshUser, { leaseId: e.lease.leaseId, nodeIndex: i + 1 }),
+    );
+  }
+}

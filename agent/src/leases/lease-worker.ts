@@ -1,0 +1,200 @@
+// Provisioning and revocation of one lease, whoever asks: an event, its
+// redelivery, or the reconciler (D30). One piece of work per lease at a
+// time; every step may run twice with the same result; a revoked lease is
+// never provisioned again, whatever order the events arrive in.
+//
+//   provision: tombstone? → provisioner.provision → ReportProvisioned (once) → mark
+//   revoke:    tombstone → gateway.revoke (sessions at once) → provisioner.revoke
+//              → ReportRevoked → mark
+
+import type { ExchangeApi } from '../exchange/exchange-client.js';
+import { isTransient } from '../exchange/exchange-client.js';
+import type { LeaseDirectory } from '../lease-directory.js';
+import type { Logger } from '../logger.js';
+import type { LeaseSpec } from '../provisioner/lease-spec.js';
+import { ProvisionError } from '../provisioner/provisioner.js';
+import type { LeaseAccess, Provisioner } from '../provisioner/provisioner.js';
+import type { SshGatewayPort } from '../ssh-port.js';
+import type { ReportMarks } from '../state/report-marks.js';
+import { tombstoneUntil } from '../state/tombstones.js';
+import type { Tombstones } from '../state/tombstones.js';
+import { KeyedMutex } from './keyed-mutex.js';
+
+export type ProvisionOutcome =
+  /** Made now and reported. */
+  | 'provisioned'
+  /** There already; reported (again) because the exchange may not have it. */
+  | 'reported'
+  /** There already and reported before: nothing to do. */
+  | 'unchanged'
+  /** Revoked before or while it was provisioned: it stays revoked. */
+  | 'revoked'
+  /** Its end has passed: the exchange ends it, nothing to make. */
+  | 'ended'
+  /** It cannot be provisioned here: ReportFailed sent. */
+  | 'failed';
+
+export interface LeaseWorkerOptions<B> {
+  readonly clusterId: string;
+  readonly exchange: ExchangeApi;
+  readonly provisioner: Provisioner<B>;
+  readonly gateway: SshGatewayPort;
+  readonly directory: LeaseDirectory<B>;
+  readonly tombstones: Tombstones;
+  readonly reports: ReportMarks;
+  /** GPUX_SSH_ADVERTISE_HOST */
+  readonly advertiseHost: string;
+  readonly logger: Logger;
+  /** A lease's nodes are free again (the seller lists them). */
+  readonly onLeaseEnded?: () => void;
+  readonly now?: () => number;
+}
+
+export class LeaseWorker<B> {
+  private readonly mutex = new KeyedMutex();
+  /** Provisionings under way, so a revoke can stop them. */
+  private readonly inFlight = new Map<string, AbortController>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: LeaseWorkerOptions<B>) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /**
+   * Makes the lease's access and reports it. A transient failure (exchange
+   * unreachable, provisioner busy) throws: the caller tries again later.
+   * `forceReport`: report even if reported before (the reconciler saw the
+   * exchange lose it).
+   */
+  async provision(lease: LeaseSpec, forceReport = false): Promise<ProvisionOutcome> {
+    const id = lease.leaseId;
+    if (this.o.tombstones.has(id)) {
+      // Its end is known now: remember it only that long.
+      await this.o.tombstones.add(id, lease.endMs, 'revoked');
+      return 'revoked';
+    }
+    return this.mutex.run(id, async () => {
+      if (this.o.tombstones.has(id)) return 'revoked';
+      if (lease.endMs <= this.now()) return 'ended';
+      const abort = new AbortController();
+      this.inFlight.set(id, abort);
+      try {
+        let access: LeaseAccess<B>;
+        let changed: boolean;
+        try {
+          this.o.directory.starting(lease);
+          ({ access, changed } = await this.o.provisioner.provision(lease, abort.signal));
+        } catch (err) {
+          if (abort.signal.aborted) return 'revoked';
+          if (err instanceof ProvisionError && err.permanent) return await this.fail(lease, err);
+          this.o.directory.forget(id);
+          throw err;
+        }
+        if (abort.signal.aborted || this.o.tombstones.has(id)) return 'revoked';
+        this.o.directory.ready(lease, access);
+        // Report once (issue 12): what the exchange answered for is not sent
+        // again unless something changed or the reconciler saw it lost.
+        if (!changed && !forceReport && this.o.reports.get(id) !== undefined) return 'unchanged';
+        await this.report(lease, access);
+        return changed ? 'provisioned' : 'reported';
+      } finally {
+        if (this.inFlight.get(id) === abort) this.inFlight.delete(id);
+      }
+    });
+  }
+
+  /**
+   * Ends every access of the lease and reports it. `endMs`: the lease's end
+   * if known (how long to remember it was revoked); `atMs`: when it was
+   * revoked. Transient failures throw; running it again is harmless.
+   */
+  async revoke(
+    leaseId: string,
+    why: { reason: string; atMs: number; endMs?: number | undefined },
+  ): Promise<void> {
+    // First of all: from here on nothing provisions it again (D30).
+    await this.o.tombstones.add(leaseId, tombstoneUntil(why.endMs, why.atMs), why.reason);
+    this.inFlight.get(leaseId)?.abort();
+    this.o.directory.ended(leaseId);
+    const closed = await this.o.gateway.revoke(leaseId, `gpux: lease ${leaseId} ${why.reason}`);
+    await this.mutex.run(leaseId, async () => {
+      await this.o.provisioner.revoke(leaseId);
+      this.o.directory.forget(leaseId);
+      // Delivered again after it was reported: the steps above were enough.
+      if (this.o.tombstones.get(leaseId)?.reported === true) return;
+      try {
+        const res = await this.o.exchange.reportRevoked(this.o.clusterId, leaseId);
+        this.o.logger.info(
+          { leaseId, reason: why.reason, sessionsClosed: closed, leaseStatus: res.leaseStatus },
+          'lease revoked',
+        );
+      } catch (err) {
+        if (isTransient(err)) throw err;
+        // Refused for good (not our lease, bad token): nothing a retry changes.
+        this.o.logger.error({ leaseId, err }, 'ReportRevoked refused; the access is gone anyway');
+      }
+      await this.o.tombstones.markReported(leaseId);
+      await this.o.reports.delete(leaseId);
+    });
+    this.o.onLeaseEnded?.();
+  }
+
+  /** Marks a lease reported without sending anything (the exchange shows it active). */
+  async markReported(leaseId: string): Promise<void> {
+    await this.mutex.run(leaseId, () => this.o.reports.set(leaseId, this.now()));
+  }
+
+  /** Work under way or queued. */
+  get busy(): number {
+    return this.mutex.busy;
+  }
+
+  private async report(lease: LeaseSpec, access: LeaseAccess<B>): Promise<void> {
+    const { port } = this.o.gateway.address();
+    const host = this.o.advertiseHost.includes(':')
+      ? `[${this.o.advertiseHost}]`
+      : this.o.advertiseHost;
+    const hostKey = this.o.gateway.hostKey?.publicKey;
+    try {
+      const res = await this.o.exchange.reportProvisioned({
+        clusterId: this.o.clusterId,
+        leaseId: lease.leaseId,
+        sshEndpoints: access.nodes.map((n) => ({
+          hostname: n.hostname,
+          endpoint: `${n.sshUser}@${host}:${port}`,
+        })),
+        sshHostKeys: hostKey === undefined ? [] : [hostKey],
+        kubeconfig: access.kubeconfig,
+      });
+      this.o.logger.info(
+        { leaseId: lease.leaseId, leaseStatus: res.leaseStatus },
+        'lease provisioned and reported',
+      );
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      // The exchange will not take it (e.g. not its lease): the reconciler
+      // removes the workspace once the lease is not listed.
+      this.o.logger.error({ leaseId: lease.leaseId, err }, 'ReportProvisioned refused');
+      return;
+    }
+    await this.o.reports.set(lease.leaseId, this.now());
+  }
+
+  /** D25: the lease fails at once with a full refund; nothing of it stays here. */
+  private async fail(lease: LeaseSpec, err: ProvisionError): Promise<ProvisionOutcome> {
+    const id = lease.leaseId;
+    this.o.logger.error({ leaseId: id, err }, 'lease cannot be provisioned');
+    this.o.directory.forget(id);
+    await this.o.provisioner.revoke(id);
+    try {
+      await this.o.exchange.reportFailed(this.o.clusterId, id, err.message);
+    } catch (reportErr) {
+      // Tried again from the start (the event is delivered again), so the
+      // tombstone below must wait for the report.
+      if (isTransient(reportErr)) throw reportErr;
+      this.o.logger.error({ leaseId: id, err: reportErr }, 'ReportFailed refused');
+    }
+    await this.o.tombstones.add(id, lease.endMs, 'failed');
+    return 'failed';
+  }
+}

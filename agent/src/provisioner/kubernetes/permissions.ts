@@ -1,0 +1,117 @@
+// RBAC of the Kubernetes provisioner (D28, D30): what a lease's own Role
+// grants its buyer inside the lease's namespace, and what the agent's own
+// ClusterRole (deploy/agent) must hold. Kubernetes refuses to create a Role
+// or RoleBinding granting a permission its creator does not hold (RBAC's
+// escalation check) unless the creator has `escalate` / `bind`; the agent
+// holds every permission it grants instead, so its power is bounded by this
+// list and nothing else. The manifests' ClusterRole is checked against
+// AGENT_CLUSTER_RULES, and the Kubernetes API double of the tests records
+// every call the provisioner makes so a test can check each is covered and
+// every rule is used or granted ("exactly the verbs it uses").
+
+export interface PolicyRule {
+  /** '' is the core group. */
+  readonly apiGroups: readonly string[];
+  /** Plural resource names; `pods/exec` style for subresources. */
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/** Every verb on a namespaced resource a tenant works with. */
+export const ALL_VERBS = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+] as const;
+
+/**
+ * The lease's Role in its namespace: workloads, services, config, secrets,
+ * volumes, exec, logs and port-forward; nothing cluster-wide (no nodes, no
+ * namespaces, no RBAC, no quota or network policy of its own).
+ */
+export const LEASE_ROLE_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['pods', 'services', 'configmaps', 'secrets', 'persistentvolumeclaims'],
+    verbs: ALL_VERBS,
+  },
+  { apiGroups: [''], resources: ['pods/log'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroups: [''],
+    resources: ['pods/exec', 'pods/portforward', 'pods/attach'],
+    verbs: ['get', 'create'],
+  },
+  { apiGroups: [''], resources: ['endpoints', 'events'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroups: ['apps'],
+    resources: [
+      'deployments',
+      'deployments/scale',
+      'replicasets',
+      'statefulsets',
+      'statefulsets/scale',
+      'daemonsets',
+    ],
+    verbs: ALL_VERBS,
+  },
+  { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ALL_VERBS },
+  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ALL_VERBS },
+];
+
+/**
+ * What the provisioner itself calls, beyond what it grants: the lease's
+ * namespace and its guard rails (quota, limits, network policy), the
+ * access objects (service account, its token, the anchor secret, role and
+ * binding), the workspace controllers and pods (SSH sessions exec into
+ * them), and the nodes (health, and the lease's labels and taints).
+ */
+export const PROVISIONER_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['namespaces'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  {
+    apiGroups: [''],
+    resources: ['resourcequotas', 'limitranges', 'serviceaccounts'],
+    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+  },
+  { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+  {
+    apiGroups: ['networking.k8s.io'],
+    resources: ['networkpolicies'],
+    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+  },
+  {
+    apiGroups: ['rbac.authorization.k8s.io'],
+    resources: ['roles', 'rolebindings'],
+    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+  },
+];
+
+/** The agent's ClusterRole: what it calls, and everything it grants (see the top of this file). */
+export const AGENT_CLUSTER_RULES: readonly PolicyRule[] = [
+  ...PROVISIONER_RULES,
+  ...LEASE_ROLE_RULES,
+];
+
+/** Does `rules` allow `verb` on `group`/`resource` (subresource as `pods/exec`)? */
+export function allows(
+  rules: readonly PolicyRule[],
+  verb: string,
+  group: string,
+  resource: string,
+): boolean {
+  return rules.some(
+    (r) =>
+      (r.apiGroups.includes(group) || r.apiGroups.includes('*')) &&
+      (r.resources.includes(resource) || r.resources.includes('*')) &&
+      (r.verbs.includes(verb) || r.verbs.includes('*')),
+  );
+}

@@ -1,0 +1,76 @@
+// Provisioners behind one interface (architecture.md: kubernetes |
+// simulated; Akash's cluster client). Everything around them (events,
+// reports, SSH, revocation, reconciliation) is the agent's and is shared.
+// Every operation can run twice with the same result (D30): names come from
+// the lease id, and a second provision of a provisioned lease changes nothing.
+
+import type { NodeHealth } from '@gpux/proto';
+
+import type { ProvisionerKind } from '../config.js';
+import type { LeaseSpec } from './lease-spec.js';
+
+/** One leased node as the SSH gateway serves it. */
+export interface NodeAccess<B> {
+  readonly hostname: string;
+  readonly sshUser: string;
+  /** 1-based, the k of sshUserOf. */
+  readonly nodeIndex: number;
+  /** Runs the sessions of this node (the gateway's SessionBackend). */
+  readonly backend: B;
+}
+
+export interface LeaseAccess<B> {
+  readonly leaseId: string;
+  readonly nodes: readonly NodeAccess<B>[];
+  /** D28: YAML, bound to the lease's namespace. */
+  readonly kubeconfig: string;
+}
+
+/** What exists on the provider's side for one lease. */
+export interface Workspace<B> {
+  readonly leaseId: string;
+  /** The lease as it was provisioned; undefined when that record is missing or unreadable. */
+  readonly lease: LeaseSpec | undefined;
+  /** Set when provisioning finished; undefined for a workspace left half-made (a crash). */
+  readonly access: LeaseAccess<B> | undefined;
+}
+
+export interface ProvisionResult<B> {
+  readonly access: LeaseAccess<B>;
+  /** false: everything was there already, the access is the one made before. */
+  readonly changed: boolean;
+}
+
+export class ProvisionError extends Error {
+  override readonly name = 'ProvisionError';
+  constructor(
+    message: string,
+    /** true: trying again cannot help (ReportFailed); false: try again later. */
+    readonly permanent: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface Provisioner<B> {
+  readonly kind: ProvisionerKind;
+  /** The cluster's registered nodes, from Attach and every heartbeat answer (D31). */
+  setClusterNodes(hostnames: readonly string[]): void;
+  /**
+   * Makes the lease's access exist and returns it; for a lease already
+   * provisioned, returns the same access and changes nothing. An aborted
+   * signal stops it early (a revoke overtook it); what it left is removed by
+   * `revoke`.
+   */
+  provision(lease: LeaseSpec, signal?: AbortSignal): Promise<ProvisionResult<B>>;
+  /**
+   * Removes every access of the lease: sessions' processes at once, then the
+   * rest ("pods at once, the rest within 60 s", D26). Nothing there: done.
+   */
+  revoke(leaseId: string): Promise<void>;
+  /** Every lease workspace that exists, finished or not. */
+  list(): Promise<Workspace<B>[]>;
+  /** The health of every node this agent speaks for, for the heartbeat. */
+  health(): Promise<NodeHealth[]>;
+}
