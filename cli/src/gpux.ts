@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// The one gpux command (architecture.md): the only package that imports both
+// the exchange and the agent, which never import each other.
+
+import { runAgent } from '@gpux/agent';
+import { runExchange } from '@gpux/exchange';
+
+import { natsConfig } from './nats-config.js';
+import { runStart } from './start.js';
+
+export const USAGE = `usage: gpux <command>
+
+  start          the whole market in one process on embedded defaults: the
+                 exchange and a simulated agent on the demo cluster (npm start)
+  exchange       the exchange (settings: README, "Settings of the exchange")
+  agent          a provider's agent (gpux agent --help lists its settings)
+  nats-config    the NATS users and permissions of the exchange and agents
+                 (deploy/nats/README.md)
+`;
+
+const [command, ...rest] = process.argv.slice(2);
+switch (command) {
+  case 'start':
+    await runStart();
+    break;
+  case 'exchange':
+    await runExchange();
+    break;
+  case 'agent':
+    await runAgent(rest);
+    break;
+  case 'nats-config': {
+    const r = natsConfig(rest);
+    process.stdout.write(r.stdout);
+    process.stderr.write(r.stderr);
+    process.exitCode = r.exitCode;
+    break;
+  }
+  case undefined:
+  case '--help':
+  case '-h':
+  case 'help':
+    process.stdout.write(USAGE);
+    break;
+  default:
+    process.stderr.write(`gpux: no command ${command}\n${USAGE}`);
+    process.exitCode = 2;
+}
