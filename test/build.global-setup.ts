@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Builds the exchange (and what it depends on) once before the e2e tests. */
+/** Builds the exchange and the agent (and what they depend on) once before the e2e tests. */
 export default function setup(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-b', 'exchange'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-b', 'exchange', 'agent'], { cwd: root, stdio: 'inherit' });
 }

@@ -1,36 +1,29 @@
 // The exchange as a real process on this machine's PostgreSQL (issue 3),
 // driven over HTTP only: onboarding, a sell, a market buy that fills, the
 // order book, a lease terminated with its refund, then a restart on the same
-// database that keeps the resting order and the book.
+// database that keeps the resting order and the book; and a start refused on
+// a database whose applied migration was edited.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
-import pg from 'pg';
 import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
-const ADMIN_URL = process.env['GPUX_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
-const DB_NAME = `gpux_e2e_${process.pid}_${randomBytes(4).toString('hex')}`;
+// Not part of the exchange's package (left out of its dist): listed by path in test/tsconfig.json.
+import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
+import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
 
-let databaseUrl: string;
+const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+
+let database: ScratchDatabase | undefined;
+let databaseUrl = '';
 let child: ChildProcess | undefined;
 let base = '';
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 async function startExchange(): Promise<void> {
   const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
@@ -38,6 +31,7 @@ async function startExchange(): Promise<void> {
       ...process.env,
       HOST: '127.0.0.1',
       PORT: '0',
+      GRPC_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_URL: databaseUrl,
       GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -85,16 +79,14 @@ async function call(
 }
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE ${DB_NAME}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${DB_NAME}`;
-  databaseUrl = url.toString();
+  database = await createDatabase(uniqueDatabaseName('gpux_e2e'));
+  databaseUrl = database.url;
   await startExchange();
 }, 60_000);
 
 afterAll(async () => {
   if (child !== undefined) child.kill('SIGKILL');
-  await admin(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
+  await database?.drop();
 });
 
 describe('the exchange on PostgreSQL, over HTTP', () => {
@@ -201,5 +193,42 @@ describe('the exchange on PostgreSQL, over HTTP', () => {
     const o = await call('GET', `/v1/orders/${restingSell}`, provider);
     expect(o.json).toMatchObject({ status: 'pending', limit_price: 2.6 });
     expect(await stopExchange()).toBe(0);
+  });
+});
+
+describe('the exchange on a database whose applied migration was edited', () => {
+  let edited: ScratchDatabase | undefined;
+  afterAll(async () => {
+    await edited?.drop();
+  });
+
+  it('refuses to start, naming the file, without a stack trace', async () => {
+    edited = await createDatabase(uniqueDatabaseName('gpux_e2e'));
+    // schema_migrations says 0001 ran from a file other than the one shipped.
+    const c = new pg.Client({ connectionString: edited.url });
+    await c.connect();
+    try {
+      await c.query(`CREATE TABLE schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(), checksum text)`);
+      await c.query(
+        `INSERT INTO schema_migrations (version, name, checksum)
+         VALUES (1, 'accounts_and_ledger', repeat('0', 64))`,
+      );
+    } finally {
+      await c.end();
+    }
+    const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
+      env: { ...process.env, PORT: '0', GRPC_PORT: '0', DATABASE_URL: edited.url, GPUX_DEMO: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.stdout.resume();
+    const [code] = (await once(proc, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(stderr).toContain('0001_accounts_and_ledger.sql');
+    expect(stderr).toMatch(/new migration/);
+    expect(stderr).not.toMatch(/^\s+at /m);
   });
 });

@@ -46,6 +46,7 @@ beforeAll(async () => {
       ...process.env,
       HOST: '127.0.0.1',
       PORT: '0',
+      GRPC_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_URL: '',
       GPUX_DATA_DIR: mkdtempSync(join(tmpdir(), 'gpux-start-')),

@@ -1,0 +1,163 @@
+// A buyer's SSH access through the agent end to end (D26, D32): the agent
+// process provisions a lease from its event, reports `<ssh_user>@host:port`
+// and its gateway's host key; the real OpenSSH client, pinning that key,
+// logs in with the buyer's key and lands in the node's workspace; the
+// lease's revoke event ends the open session at once and refuses new logins.
+
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { ExchangeDouble } from './agent-exchange-double.js';
+
+const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
+const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'gpux-agent-ssh-')));
+const stateDir = join(scratch, 'state');
+const key = join(scratch, 'buyer');
+const stranger = join(scratch, 'stranger');
+const knownHosts = join(scratch, 'known_hosts');
+
+let double: ExchangeDouble;
+let agent: ChildProcess | undefined;
+let output = '';
+
+async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting for ${what}\n${output}`);
+}
+
+function ssh(identity: string, target: string, port: number, command: string): ChildProcess {
+  return spawn('ssh', [
+    '-F',
+    '/dev/null',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${knownHosts}`,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
+    '-i',
+    identity,
+    '-p',
+    String(port),
+    target,
+    command,
+  ]);
+}
+
+async function run(
+  child: ChildProcess,
+): Promise<{ code: number | null; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out, err };
+}
+
+beforeAll(async () => {
+  for (const k of [key, stranger]) {
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test', '-f', k]);
+  }
+  double = new ExchangeDouble({ natsUrl: NATS_URL, ackWaitMs: 1_500 });
+  await double.start();
+});
+
+afterAll(async () => {
+  agent?.kill('SIGKILL');
+  await double?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("a lease's SSH access through the agent", () => {
+  it('logs the buyer into the node workspace, pinned to the reported host key; the revoke ends it', async () => {
+    const clusterId = await double.addCluster(['ssh-1']);
+    agent = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: scratch,
+        EXCHANGE_GRPC_URL: double.url,
+        GPUX_TOKEN: double.token,
+        GPUX_CLUSTER_ID: clusterId,
+        NATS_URL,
+        PROVISIONER: 'simulated',
+        GPUX_SSH_LISTEN: '127.0.0.1:0',
+        GPUX_HEARTBEAT_SECONDS: '1',
+        GPUX_STATE_DIR: stateDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    agent.stdout?.on('data', (b: Buffer) => (output += b.toString()));
+    agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+    await until('attach', () => double.of('attach', clusterId).length > 0);
+
+    const lease = double.addLease(
+      clusterId,
+      ['ssh-1'],
+      [readFileSync(`${key}.pub`, 'utf8').trim()],
+    );
+    await double.publish(lease);
+    await until('ReportProvisioned', () => double.of('reportProvisioned', clusterId).length === 1);
+    const report = double.of('reportProvisioned', clusterId)[0] as {
+      sshEndpoints: { endpoint: string }[];
+      sshHostKeys: string[];
+    };
+    const m = /^([^@]+)@([^:]+):(\d+)$/.exec(report.sshEndpoints[0]?.endpoint ?? '');
+    expect(m?.[1]).toBe(lease.nodes[0]?.ssh_user);
+    const [, user = '', host = '', portText = '0'] = m ?? [];
+    const port = Number(portText);
+    writeFileSync(knownHosts, `[${host}]:${port} ${report.sshHostKeys[0] ?? ''}\n`);
+
+    const login = await run(
+      ssh(
+        key,
+        `${user}@${host}`,
+        port,
+        'pwd; echo "$GPUX_LEASE_ID"; echo "token:${GPUX_TOKEN:-none}"',
+      ),
+    );
+    expect(login, output).toMatchObject({ code: 0 });
+    expect(login.out.split('\n')).toEqual([
+      join(stateDir, 'workspaces', lease.lease_id, user),
+      lease.lease_id,
+      'token:none',
+      '',
+    ]);
+    // D32: only the buyer's key.
+    expect((await run(ssh(stranger, `${user}@${host}`, port, 'true'))).code).toBe(255);
+
+    const session = ssh(key, `${user}@${host}`, port, 'echo started; sleep 60');
+    const ended = run(session);
+    let started = '';
+    session.stdout?.on('data', (b: Buffer) => (started += b.toString()));
+    await until('the session running', () => started.includes('started'));
+
+    await double.publish(double.endLease(clusterId, lease.lease_id));
+    const closed = await ended;
+    expect(closed.code).toBe(255);
+    expect(closed.err).toContain(`gpux: lease ${lease.lease_id} terminated`);
+    await until('ReportRevoked', () => double.of('reportRevoked', clusterId).length === 1);
+    expect((await run(ssh(key, `${user}@${host}`, port, 'true'))).code).toBe(255);
+
+    agent.kill('SIGTERM');
+    const [code] = (await once(agent, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  });
+});

@@ -1,0 +1,121 @@
+// The agent reaches the exchange over TLS: it verifies the exchange's
+// certificate with GPUX_GRPC_CA_FILE and presents its own client
+// certificate (GPUX_GRPC_CERT_FILE / GPUX_GRPC_KEY_FILE) to an exchange
+// double that requires one. Certificates are made here with openssl.
+
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { ExchangeDouble } from './agent-exchange-double.js';
+
+const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
+const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const dir = mkdtempSync(join(tmpdir(), 'gpux-agent-tls-'));
+const file = (name: string): string => join(dir, name);
+
+let double: ExchangeDouble;
+let agent: ChildProcess | undefined;
+
+function openssl(...args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+}
+
+/** A certificate for `cn` signed by the test CA, with `ext` (an openssl extension line). */
+function issue(name: string, cn: string, ext: string): void {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
+  writeFileSync(file(`${name}.ext`), `${ext}\n`);
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+  );
+}
+
+beforeAll(async () => {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=gpux test CA',
+  );
+  issue('server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1');
+  issue('client', 'gpux-agent', 'extendedKeyUsage=clientAuth');
+  double = new ExchangeDouble({
+    natsUrl: NATS_URL,
+    ackWaitMs: 1_500,
+    tls: {
+      keyPem: readFileSync(file('server.key')),
+      certPem: readFileSync(file('server.pem')),
+      clientCaPem: readFileSync(file('ca.pem')),
+    },
+  });
+  await double.start();
+});
+
+afterAll(async () => {
+  agent?.kill('SIGKILL');
+  await double?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('agent over TLS', () => {
+  it('verifies the exchange with its CA file and presents its client certificate', async () => {
+    const clusterId = await double.addCluster(['tls-1']);
+    let output = '';
+    agent = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: dir,
+        EXCHANGE_GRPC_URL: `https://${double.url}`,
+        GPUX_GRPC_CA_FILE: file('ca.pem'),
+        GPUX_GRPC_CERT_FILE: file('client.pem'),
+        GPUX_GRPC_KEY_FILE: file('client.key'),
+        GPUX_TOKEN: double.token,
+        GPUX_CLUSTER_ID: clusterId,
+        NATS_URL,
+        PROVISIONER: 'simulated',
+        GPUX_HEARTBEAT_SECONDS: '1',
+        GPUX_STATE_DIR: join(dir, 'state'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    agent.stdout?.on('data', (b: Buffer) => (output += b.toString()));
+    agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+    for (let i = 0; i < 400 && double.of('heartbeat', clusterId).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(double.of('attach', clusterId), output).toHaveLength(1);
+    expect(double.of('heartbeat', clusterId).length, output).toBeGreaterThan(0);
+    agent.kill('SIGTERM');
+    const [code] = (await once(agent, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  });
+});
