@@ -74,6 +74,7 @@ async function trade(zone: Zone): Promise<void> {
   const keptLease = (await ex.call('GET', `/v1/orders/${String(kept['order_id'])}`, r.token)).json[
     'lease_id'
   ] as string;
+  await ex.leaseReady(keptLease, { gpu_type: 'h100', zone }); // D27: only an active lease is resold
   const resale = await ex.call('POST', `/v1/leases/${keptLease}/resell`, r.token, {
     limit_price: 2.5,
   });

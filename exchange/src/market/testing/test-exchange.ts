@@ -97,6 +97,11 @@ export interface TestExchange {
   book(): Book;
   /** A cluster of `nodes` nodes owned by `provider`; returns its id. */
   cluster(provider: Party, nodes: number, gpuType?: string, zone?: string): Promise<string>;
+  /**
+   * What the provider's agent reports once it has provisioned the lease
+   * (D25): the lease goes active. Fails the test if the book refuses it.
+   */
+  leaseReady(leaseId: string, book?: Book): Promise<void>;
   /** Let time pass in every book (expiry, scheduled orders, lease ends). */
   tick(ms?: number): Promise<void>;
   /** Stop the app and the books; keep the database (for a restart). */
@@ -205,6 +210,12 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       });
       if (r.status !== 201) throw new Error(`cluster: ${r.body}`);
       return r.json['cluster_id'] as string;
+    },
+    async leaseReady(leaseId, book = { gpu_type: 'h100', zone: 'us-west-1' }) {
+      const ok = await market
+        .writer(book.gpu_type, book.zone)
+        .submit((state, changes) => state.leaseReady(leaseId, clock.now(), changes));
+      if (!ok) throw new Error(`leaseReady: the book refused ${leaseId}`);
     },
     async tick(ms = 0) {
       clock.advance(ms);
