@@ -1,0 +1,344 @@
+// The SSH gateway's session backend in Kubernetes mode (issue 13): a
+// session is an exec into the node's workspace pod through the client's
+// Exec (WebSocket, channel.k8s.io), with a TTY and resize for a shell and
+// pipes for a command. When the workspace has no running pod the session
+// says why and exits at once instead of hanging: "starting" while the pod
+// is pending (75, EX_TEMPFAIL), "scaled to zero" when the customer scaled
+// it away (69, EX_UNAVAILABLE).
+
+import { PassThrough, Readable } from 'node:stream';
+
+import { Exec } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod, V1Status } from '@kubernetes/client-node';
+
+import type {
+  ExecHandle,
+  ExecOptions,
+  ForwardResult,
+  SessionBackend,
+  SessionEnv,
+  SessionExit,
+  ShellHandle,
+  ShellOptions,
+} from '../../ssh/types.js';
+import { EXIT_STARTING, EXIT_UNAVAILABLE } from '../../ssh/session-channel.js';
+import type { KubeClient } from './kube-client.js';
+import type { PodBackendTarget } from './kubernetes-provisioner.js';
+import { LEASE_LABEL, NAMES, WORKSPACE_LABEL, workspaceName } from './objects.js';
+
+/** The WebSocket the client's Exec returns (ws in Node), as far as it is used here. */
+interface ExecSocket {
+  readonly readyState: number;
+  close(): void;
+  terminate?(): void;
+  on(event: 'close', listener: () => void): void;
+  pause?(): void;
+  resume?(): void;
+}
+
+/** An interactive login shell: bash if the image has it. */
+const LOGIN_SHELL = 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi';
+
+/** The command run in the pod: the client's TERM / LANG / LC_* set by `env`. */
+export function execCommand(env: SessionEnv, command: string | undefined): string[] {
+  const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  return ['env', ...vars, '/bin/sh', '-c', command ?? LOGIN_SHELL];
+}
+
+/** The exit status in the exec stream's final Status (channel 3). */
+export function exitOfStatus(status: V1Status | undefined): SessionExit {
+  if (status === undefined) return { code: 255 };
+  if (status.status === 'Success') return { code: 0 };
+  const cause = status.details?.causes?.find((c) => c.reason === 'ExitCode');
+  const code = Number(cause?.message);
+  if (status.reason === 'NonZeroExitCode' && Number.isInteger(code)) return { code };
+  return { code: 255 };
+}
+
+export type WorkspaceState =
+  | { readonly kind: 'running'; readonly pod: string }
+  | { readonly kind: 'starting' | 'unavailable'; readonly message: string };
+
+/** What the node's workspace is doing, from its pods and its Deployment. */
+export function workspaceState(
+  pods: readonly V1Pod[],
+  deployment: V1Deployment | undefined,
+  nodeIndex: number,
+): WorkspaceState {
+  const live = pods.filter(
+    (p) =>
+      p.metadata?.labels?.[WORKSPACE_LABEL] === String(nodeIndex) &&
+      p.metadata.deletionTimestamp === undefined,
+  );
+  const running = live.find((p) => p.status?.phase === 'Running');
+  if (running?.metadata?.name !== undefined) return { kind: 'running', pod: running.metadata.name };
+  const name = workspaceName(nodeIndex);
+  if (deployment === undefined) {
+    return {
+      kind: 'unavailable',
+      message: `gpux: the workspace of this node (deployment/${name}) was deleted; SSH has nothing to run in`,
+    };
+  }
+  if (deployment.spec?.replicas === 0) {
+    return {
+      kind: 'unavailable',
+      message: `gpux: workspace scaled to zero; \`kubectl scale deployment/${name} --replicas=1\` brings SSH back`,
+    };
+  }
+  const pending = live[0];
+  const waiting = pending?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+  const why = waiting ?? pending?.status?.phase ?? 'no pod yet';
+  return {
+    kind: 'starting',
+    message: `gpux: workspace starting (${why}); try again shortly`,
+  };
+}
+
+/** A session that only says why it cannot run and exits. */
+class Refusal {
+  constructor(
+    readonly message: string,
+    readonly code: number,
+  ) {}
+}
+
+export class PodExecBackend implements SessionBackend {
+  readonly sftpRoot = undefined;
+  private readonly sockets = new Set<ExecSocket>();
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly target: PodBackendTarget,
+  ) {}
+
+  async shell(options: ShellOptions): Promise<ShellHandle> {
+    const pod = await this.pod();
+    if (pod instanceof Refusal) return refusedShell(pod);
+    const input = new PassThrough();
+    // Exec sends resizes (channel 4) for an output stream that has rows and columns.
+    const output = Object.assign(new PassThrough(), {
+      rows: options.rows > 0 ? options.rows : 24,
+      columns: options.cols > 0 ? options.cols : 80,
+    });
+    const exit = new ExitLatch();
+    let status: V1Status | undefined;
+    const socket = await this.open(
+      pod,
+      execCommand({ ...options.env, TERM: options.term }, options.command),
+      output,
+      null,
+      input,
+      true,
+      (s) => (status = s),
+    );
+    socket.on('close', () => {
+      output.end();
+      exit.set(exitOfStatus(status));
+    });
+    return {
+      write: (data) => {
+        if (!exit.done) input.write(data);
+      },
+      onData: (listener) => output.on('data', (d: Buffer) => listener(Buffer.from(d))),
+      resize: (cols, rows) => {
+        if (exit.done || cols <= 0 || rows <= 0) return;
+        output.rows = rows;
+        output.columns = cols;
+        output.emit('resize');
+      },
+      pause: () => socket.pause?.(),
+      resume: () => socket.resume?.(),
+      onExit: (listener) => exit.on(listener),
+      hangup: () => socket.close(),
+      kill: () => closeSocket(socket),
+    };
+  }
+
+  async exec(options: ExecOptions): Promise<ExecHandle> {
+    const pod = await this.pod();
+    if (pod instanceof Refusal) return refusedExec(pod);
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    const exit = new ExitLatch();
+    let status: V1Status | undefined;
+    const socket = await this.open(
+      pod,
+      execCommand(options.env, options.command),
+      stdout,
+      stderr,
+      stdin,
+      false,
+      (s) => (status = s),
+    );
+    socket.on('close', () => {
+      stdout.end();
+      stderr.end();
+      exit.set(exitOfStatus(status));
+    });
+    return {
+      stdin,
+      stdout,
+      stderr,
+      onExit: (listener) => exit.on(listener),
+      hangup: () => socket.close(),
+      kill: () => closeSocket(socket),
+    };
+  }
+
+  forward(): Promise<ForwardResult> {
+    return Promise.resolve({
+      ok: false,
+      reason:
+        'port forwarding goes through the API: `kubectl port-forward` with the lease kubeconfig',
+    });
+  }
+
+  /** Revocation: every exec stream of this node ends now. */
+  async terminate(): Promise<void> {
+    const sockets = [...this.sockets];
+    this.sockets.clear();
+    await Promise.all(sockets.map(closeSocket));
+  }
+
+  private async open(
+    pod: string,
+    command: string[],
+    stdout: PassThrough,
+    stderr: PassThrough | null,
+    stdin: PassThrough,
+    tty: boolean,
+    onStatus: (s: V1Status) => void,
+  ): Promise<ExecSocket> {
+    const exec = new Exec(this.kube.config);
+    const socket = (await exec.exec(
+      this.target.namespace,
+      pod,
+      NAMES.workspaceContainer,
+      command,
+      stdout,
+      stderr,
+      stdin,
+      tty,
+      onStatus,
+    )) as unknown as ExecSocket;
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    return socket;
+  }
+
+  private async pod(): Promise<string | Refusal> {
+    const { namespace, leaseId, nodeIndex } = this.target;
+    const pods = await this.kube.list<V1Pod>(
+      'v1',
+      'Pod',
+      namespace,
+      `${LEASE_LABEL}=${leaseId},${WORKSPACE_LABEL}=${nodeIndex}`,
+    );
+    let state = workspaceState(pods, undefined, nodeIndex);
+    if (state.kind !== 'running') {
+      const deployment = await this.kube.read<V1Deployment>({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: workspaceName(nodeIndex),
+        namespace,
+      });
+      state = workspaceState(pods, deployment, nodeIndex);
+    }
+    switch (state.kind) {
+      case 'running':
+        return state.pod;
+      case 'starting':
+        return new Refusal(state.message, EXIT_STARTING);
+      case 'unavailable':
+        return new Refusal(state.message, EXIT_UNAVAILABLE);
+    }
+  }
+}
+
+function closeSocket(socket: ExecSocket): Promise<void> {
+  // 3 = CLOSED
+  if (socket.readyState === 3) return Promise.resolve();
+  return new Promise((resolve) => {
+    socket.on('close', () => resolve());
+    socket.close();
+    // A peer that does not answer the close handshake is cut off.
+    setTimeout(() => socket.terminate?.(), 1_000).unref();
+  });
+}
+
+function refusedShell(r: Refusal): ShellHandle {
+  const exit = new ExitLatch();
+  const data = new ExitLatchData();
+  setImmediate(() => {
+    data.emit(Buffer.from(`${r.message}\r\n`));
+    exit.set({ code: r.code });
+  });
+  return {
+    write: () => undefined,
+    onData: (listener) => data.on(listener),
+    resize: () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+    onExit: (listener) => exit.on(listener),
+    hangup: () => undefined,
+    kill: () => Promise.resolve(),
+  };
+}
+
+function refusedExec(r: Refusal): ExecHandle {
+  const exit = new ExitLatch();
+  const stdin = new PassThrough();
+  stdin.resume();
+  const stdout = Readable.from([]);
+  const stderr = Readable.from([Buffer.from(`${r.message}\n`)]);
+  let ended = 0;
+  const ended1 = (): void => {
+    if (++ended === 2) exit.set({ code: r.code });
+  };
+  stdout.on('end', ended1);
+  stderr.on('end', ended1);
+  return {
+    stdin,
+    stdout,
+    stderr,
+    onExit: (listener) => exit.on(listener),
+    hangup: () => undefined,
+    kill: () => Promise.resolve(),
+  };
+}
+
+/** Data written before anyone listens is kept for the first listener. */
+class ExitLatchData {
+  private readonly pending: Buffer[] = [];
+  private listener: ((d: Buffer) => void) | undefined;
+  emit(d: Buffer): void {
+    if (this.listener === undefined) this.pending.push(d);
+    else this.listener(d);
+  }
+  on(listener: (d: Buffer) => void): void {
+    this.listener = listener;
+    for (const d of this.pending.splice(0)) listener(d);
+  }
+}
+
+/** An exit remembered, so a listener added after it still hears it. */
+class ExitLatch {
+  private exit: SessionExit | undefined;
+  private readonly listeners: ((exit: SessionExit) => void)[] = [];
+
+  get done(): boolean {
+    return this.exit !== undefined;
+  }
+
+  set(exit: SessionExit): void {
+    if (this.exit !== undefined) return;
+    this.exit = exit;
+    for (const l of this.listeners.splice(0)) l(exit);
+  }
+
+  on(listener: (exit: SessionExit) => void): void {
+    if (this.exit !== undefined) listener(this.exit);
+    else this.listeners.push(listener);
+  }
+}
