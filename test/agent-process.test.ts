@@ -124,12 +124,15 @@ describe('agent process', () => {
     ]);
   });
 
-  it('PROVISIONER=kubernetes is accepted and stops the agent with a clear line', async () => {
+  it('PROVISIONER=kubernetes without its settings stops the agent with one line each', async () => {
     const clusterId = await double.addCluster(['k-1']);
     const agent = startAgent(settings(clusterId, stateDir(), { PROVISIONER: 'kubernetes' }));
-    expect(await agent.exit()).toBe(1);
+    expect(await agent.exit()).toBe(2);
     expect(agent.output()).toContain(
-      'gpux agent: PROVISIONER=kubernetes (also the default) is not available yet',
+      'gpux agent: GPUX_KUBE_PUBLIC_SERVER is required with PROVISIONER=kubernetes',
+    );
+    expect(agent.output()).toContain(
+      'gpux agent: GPUX_WEBHOOK_CERT_FILE and GPUX_WEBHOOK_KEY_FILE are required with PROVISIONER=kubernetes',
     );
   });
 

@@ -12,7 +12,8 @@ import type { AttachResponse, EventSource, Node } from '@gpux/proto';
 import { NodeStatus } from '@gpux/proto';
 
 import type { AgentPhase, AgentStatus } from './agent-status.js';
-import { assembleAgent } from './assemble.js';
+import { assembleAgent, simulatedProvisioner } from './assemble.js';
+import type { ProvisionerFactory } from './assemble.js';
 import { AgentFatalError } from './errors.js';
 import type { AgentDeps, AgentSsh } from './assemble.js';
 import type { AgentConfig } from './config.js';
@@ -25,6 +26,7 @@ import { readHostFacts } from './inventory/host-facts.js';
 import type { ReconcileResult } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
 import type { TerminableBackend } from './provisioner/simulated-provisioner.js';
+import { kubernetesAgent } from './kubernetes-agent.js';
 import { localWorkspaceSsh } from './local-ssh.js';
 import { writeFileAtomic } from './state/atomic-file.js';
 import { Ticker } from './ticker.js';
@@ -51,7 +53,12 @@ export async function startAgent<B extends TerminableBackend>(
   deps: AgentDeps<B> = {},
 ): Promise<AgentHandle> {
   const { ssh, ...rest } = deps;
-  // The simulated provisioner's own gateway unless another is given (tests, later provisioners).
+  if (config.provisioner === 'kubernetes') {
+    // Its own gateway: sessions exec into the lease's workspace pods (deps.ssh is not used).
+    const k = kubernetesAgent(config, deps.logger ?? SILENT_LOGGER);
+    return run(config, rest, k.ssh, k.makeProvisioner);
+  }
+  // The simulated provisioner's own gateway unless another is given (tests).
   return ssh === undefined
     ? run(config, rest, localWorkspaceSsh(config.stateDir))
     : run(config, rest, ssh);
@@ -61,13 +68,9 @@ async function run<B extends TerminableBackend>(
   config: AgentConfig,
   deps: Omit<AgentDeps<B>, 'ssh'>,
   ssh: AgentSsh<B>,
+  makeProvisioner?: ProvisionerFactory<B>,
 ): Promise<AgentHandle> {
   const logger = deps.logger ?? SILENT_LOGGER;
-  if (config.provisioner === 'kubernetes') {
-    throw new AgentFatalError(
-      'PROVISIONER=kubernetes (also the default) is not available yet (a later issue); set PROVISIONER=simulated',
-    );
-  }
   if (config.natsUrl === undefined && deps.bus === undefined) {
     throw new AgentFatalError(
       "NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
@@ -75,8 +78,24 @@ async function run<B extends TerminableBackend>(
   }
   const clusterId = config.clusterId;
   let leaseEndedNudge = (): void => undefined;
-  const { provisioner, directory, gateway, sshAddress, exchange, worker, reconciler, seller } =
-    await assembleAgent(config, deps, ssh, logger, () => leaseEndedNudge());
+  const {
+    provisioner,
+    closeProvisioner,
+    directory,
+    gateway,
+    sshAddress,
+    exchange,
+    worker,
+    reconciler,
+    seller,
+  } = await assembleAgent(
+    config,
+    deps,
+    ssh,
+    logger,
+    () => leaseEndedNudge(),
+    makeProvisioner ?? simulatedProvisioner(config, deps, ssh, logger),
+  );
 
   let phase: AgentPhase = 'attaching';
   let fatal: string | undefined;
@@ -287,6 +306,7 @@ async function run<B extends TerminableBackend>(
     await Promise.allSettled([...inFlight]);
     await events?.close();
     await gateway.close();
+    await closeProvisioner();
     exchange.close();
   };
 

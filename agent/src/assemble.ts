@@ -18,6 +18,7 @@ import { LeaseDirectory } from './lease-directory.js';
 import { LeaseWorker } from './leases/lease-worker.js';
 import { Reconciler } from './leases/reconciler.js';
 import type { Logger } from './logger.js';
+import type { Provisioner } from './provisioner/provisioner.js';
 import { SimulatedProvisioner } from './provisioner/simulated-provisioner.js';
 import type { BackendFactory, TerminableBackend } from './provisioner/simulated-provisioner.js';
 import { Seller } from './selling/seller.js';
@@ -45,8 +46,49 @@ export interface AgentDeps<B> {
   readonly hostFacts?: () => Promise<HostFacts>;
 }
 
+/** What the provisioner needs from the agent once the agent's parts exist. */
+export interface ProvisionerHooks {
+  /** A lease's access changed on its own (a refreshed token): report it again. */
+  readonly onAccessChanged: (leaseId: string) => void;
+}
+
+/** The provisioner of PROVISIONER, and what must be closed with it (the admission webhook). */
+export interface ProvisionerParts<B> {
+  readonly provisioner: Provisioner<B>;
+  close(): Promise<void>;
+}
+
+export type ProvisionerFactory<B> = (
+  hooks: ProvisionerHooks,
+) => Promise<ProvisionerParts<B>> | ProvisionerParts<B>;
+
+/** PROVISIONER=simulated: workspace directories on this host. */
+export function simulatedProvisioner<B extends TerminableBackend>(
+  config: AgentConfig,
+  deps: Pick<AgentDeps<B>, 'inventory'>,
+  ssh: AgentSsh<B>,
+  logger: Logger,
+): ProvisionerFactory<B> {
+  return () => {
+    logger.warn(
+      { uid: process.getuid?.(), listen: `${config.sshListen.host}:${config.sshListen.port}` },
+      "simulated provisioner: lease shells run as this agent's own user, who can read the agent's token and state; for demos and tests only",
+    );
+    const provisioner = new SimulatedProvisioner<B>({
+      stateDir: config.stateDir,
+      clusterId: config.clusterId,
+      backendFactory: ssh.backendFactory,
+      inventory: deps.inventory ?? (() => readGpuInventory()),
+      provisionDelayMs: config.simulatedProvisionDelayMs,
+    });
+    return { provisioner, close: () => Promise.resolve() };
+  };
+}
+
 export interface AgentParts<B extends TerminableBackend> {
-  readonly provisioner: SimulatedProvisioner<B>;
+  readonly provisioner: Provisioner<B>;
+  /** Closes what the provisioner runs besides (the admission webhook, token timers). */
+  readonly closeProvisioner: () => Promise<void>;
   readonly directory: LeaseDirectory<B>;
   readonly gateway: SshGatewayPort;
   /** Where the gateway listened (kept: a closed gateway has no address). */
@@ -65,6 +107,7 @@ export async function assembleAgent<B extends TerminableBackend>(
   logger: Logger,
   /** A lease's access is gone: its nodes are free again. */
   onLeaseEnded: () => void,
+  makeProvisioner: ProvisionerFactory<B> = simulatedProvisioner(config, deps, ssh, logger),
 ): Promise<AgentParts<B>> {
   const clusterId = config.clusterId;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
@@ -73,24 +116,22 @@ export async function assembleAgent<B extends TerminableBackend>(
   await tombstones.load();
   await reports.load();
 
-  logger.warn(
-    { uid: process.getuid?.(), listen: `${config.sshListen.host}:${config.sshListen.port}` },
-    "simulated provisioner: lease shells run as this agent's own user, who can read the agent's token and state; for demos and tests only",
-  );
-  const provisioner = new SimulatedProvisioner<B>({
-    stateDir: config.stateDir,
-    clusterId,
-    backendFactory: ssh.backendFactory,
-    inventory: deps.inventory ?? (() => readGpuInventory()),
-    provisionDelayMs: config.simulatedProvisionDelayMs,
+  let accessChanged = (_leaseId: string): void => undefined;
+  const { provisioner, close: closeProvisioner } = await makeProvisioner({
+    onAccessChanged: (leaseId) => accessChanged(leaseId),
   });
   // Leases provisioned before a restart keep their SSH access from the
   // first moment, whether the exchange answers or not (D30).
   const directory = new LeaseDirectory<B>(ssh.idleBackend);
-  for (const w of await provisioner.list()) {
-    if (w.lease !== undefined && w.access !== undefined && !tombstones.has(w.leaseId)) {
-      directory.ready(w.lease, w.access);
+  try {
+    for (const w of await provisioner.list()) {
+      if (w.lease !== undefined && w.access !== undefined && !tombstones.has(w.leaseId)) {
+        directory.ready(w.lease, w.access);
+      }
     }
+  } catch (err) {
+    // The cluster's API cannot be read now: reconciliation finds the leases again.
+    logger.warn({ err }, 'the workspaces could not be listed at start');
   }
   const gateway = await ssh.gatewayFactory({
     host: config.sshListen.host,
@@ -102,6 +143,7 @@ export async function assembleAgent<B extends TerminableBackend>(
   try {
     await gateway.start();
   } catch (err) {
+    await closeProvisioner().catch(() => undefined);
     throw new AgentFatalError(
       `the SSH gateway cannot listen on GPUX_SSH_LISTEN ${config.sshListen.host}:${config.sshListen.port}: ${(err as Error).message}`,
       { cause: err },
@@ -129,6 +171,17 @@ export async function assembleAgent<B extends TerminableBackend>(
     logger,
     onLeaseEnded,
   });
+  // A refreshed token: the lease's new kubeconfig goes the way the first one went.
+  accessChanged = (leaseId) => {
+    const lease = directory.leaseOf(leaseId);
+    if (lease === undefined) return;
+    worker.provision(lease, true).catch((err: unknown) => {
+      logger.warn(
+        { leaseId, err },
+        'reporting the refreshed access failed; reconciliation tries again',
+      );
+    });
+  };
   const reconciler = new Reconciler<B>({
     clusterId,
     exchange,
@@ -149,5 +202,15 @@ export async function assembleAgent<B extends TerminableBackend>(
           renewBeforeMs: config.sellRenewBeforeMs,
           logger,
         });
-  return { provisioner, directory, gateway, sshAddress, exchange, worker, reconciler, seller };
+  return {
+    provisioner,
+    closeProvisioner,
+    directory,
+    gateway,
+    sshAddress,
+    exchange,
+    worker,
+    reconciler,
+    seller,
+  };
 }

@@ -61,9 +61,46 @@ describe('agent settings', () => {
     });
   });
 
-  it('PROVISIONER defaults to kubernetes, accepted here (the agent refuses it at start)', () => {
+  it('PROVISIONER defaults to kubernetes, which needs its public server and webhook certificate', () => {
     const { PROVISIONER: _, ...env } = GOOD;
-    expect(loadAgentConfig(env, [], { io }).provisioner).toBe('kubernetes');
+    expect(problemsOf(env)).toEqual([
+      "GPUX_KUBE_PUBLIC_SERVER is required with PROVISIONER=kubernetes (https://host:port of the cluster's API server as customers reach it)",
+      'GPUX_WEBHOOK_CERT_FILE and GPUX_WEBHOOK_KEY_FILE are required with PROVISIONER=kubernetes (the admission webhook is served over HTTPS)',
+    ]);
+    const c = loadAgentConfig(
+      {
+        ...env,
+        GPUX_KUBE_PUBLIC_SERVER: 'https://k8s.example.com:6443/',
+        GPUX_WEBHOOK_CERT_FILE: '/cert.pem',
+        GPUX_WEBHOOK_KEY_FILE: '/key.pem',
+        KUBECONFIG: '/kubeconfig',
+      },
+      [],
+      { io },
+    );
+    expect(c.provisioner).toBe('kubernetes');
+    expect(c.kubernetes).toEqual({
+      kubeconfigPath: '/kubeconfig',
+      publicServer: 'https://k8s.example.com:6443',
+      workspaceImage: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+      workspaceCommand: 'sleep infinity',
+      webhookListen: { host: '0.0.0.0', port: 8443 },
+      webhookCertPem: Buffer.from('CERT'),
+      webhookKeyPem: Buffer.from('KEY'),
+    });
+    expect(
+      problemsOf({
+        ...env,
+        GPUX_KUBE_PUBLIC_SERVER: 'http://k8s:6443',
+        GPUX_WEBHOOK_CERT_FILE: '/cert.pem',
+        GPUX_WEBHOOK_KEY_FILE: '/nope.pem',
+        GPUX_WEBHOOK_LISTEN: 'all',
+      }),
+    ).toEqual([
+      'GPUX_KUBE_PUBLIC_SERVER must be an https:// URL, got "http://k8s:6443"',
+      'GPUX_WEBHOOK_LISTEN must be host:port, got "all"',
+      'GPUX_WEBHOOK_KEY_FILE: cannot read /nope.pem (ENOENT)',
+    ]);
   });
 
   it('reports every problem at once, one line each', () => {

@@ -38,6 +38,14 @@ export interface AgentOptions {
   readonly grpcCertFile?: string | undefined;
   readonly grpcKeyFile?: string | undefined;
   readonly logLevel?: string | undefined;
+  readonly kubeconfig?: string | undefined;
+  readonly kubePublicServer?: string | undefined;
+  readonly workspaceImage?: string | undefined;
+  readonly workspaceCommand?: string | undefined;
+  /** host:port */
+  readonly webhookListen?: string | undefined;
+  readonly webhookCertFile?: string | undefined;
+  readonly webhookKeyFile?: string | undefined;
   /** Not a setting: how often the agent compares its workspaces with the exchange (D30). */
   readonly reconcileIntervalMs?: number | undefined;
 }
@@ -53,6 +61,19 @@ export interface ExchangeTls {
   readonly keyPem: Buffer | undefined;
 }
 
+/** PROVISIONER=kubernetes (issue 13). */
+export interface KubernetesConfig {
+  /** KUBECONFIG; undefined: the in-cluster service account. */
+  readonly kubeconfigPath: string | undefined;
+  /** GPUX_KUBE_PUBLIC_SERVER: the API server address put in lease kubeconfigs. */
+  readonly publicServer: string;
+  readonly workspaceImage: string;
+  readonly workspaceCommand: string;
+  readonly webhookListen: HostPort;
+  readonly webhookCertPem: Buffer;
+  readonly webhookKeyPem: Buffer;
+}
+
 export interface AgentConfig {
   /** A gRPC target, host:port. */
   readonly exchangeTarget: string;
@@ -65,6 +86,8 @@ export interface AgentConfig {
   /** NATS_CREDS read and checked: a .creds file or an nkey seed (deploy/nats/). */
   readonly natsCreds: NatsCredentials | undefined;
   readonly provisioner: ProvisionerKind;
+  /** Set with PROVISIONER=kubernetes. */
+  readonly kubernetes: KubernetesConfig | undefined;
   readonly sshListen: HostPort;
   readonly sshAdvertiseHost: string;
   /** undefined: no sells are listed. */
@@ -93,6 +116,9 @@ export const DEFAULTS = {
   logLevel: 'info',
   sellRenewBeforeMs: 15 * 60_000,
   grpcDeadlineMs: 10_000,
+  workspaceImage: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+  workspaceCommand: 'sleep infinity',
+  webhookListen: '0.0.0.0:8443',
 } as const;
 
 export class ConfigError extends Error {
@@ -236,6 +262,46 @@ export function compileAgentConfig(
       problems.push(`PROVISIONER must be simulated or kubernetes, got "${options.provisioner}"`);
     } else provisioner = found;
   }
+  const provisionerKnown = options.provisioner === undefined || provisioner === options.provisioner;
+
+  let kubernetes: KubernetesConfig | undefined;
+  if (provisioner === 'kubernetes' && provisionerKnown) {
+    const publicServer = options.kubePublicServer ?? '';
+    if (options.kubePublicServer === undefined) {
+      problems.push(
+        "GPUX_KUBE_PUBLIC_SERVER is required with PROVISIONER=kubernetes (https://host:port of the cluster's API server as customers reach it)",
+      );
+    } else if (!/^https:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/.test(publicServer)) {
+      problems.push(`GPUX_KUBE_PUBLIC_SERVER must be an https:// URL, got "${publicServer}"`);
+    }
+    let webhookListen = parseHostPort(DEFAULTS.webhookListen) as HostPort;
+    if (options.webhookListen !== undefined) {
+      const hp = parseHostPort(options.webhookListen);
+      if (hp === undefined) {
+        problems.push(`GPUX_WEBHOOK_LISTEN must be host:port, got "${options.webhookListen}"`);
+      } else webhookListen = hp;
+    }
+    if (options.webhookCertFile === undefined || options.webhookKeyFile === undefined) {
+      problems.push(
+        'GPUX_WEBHOOK_CERT_FILE and GPUX_WEBHOOK_KEY_FILE are required with PROVISIONER=kubernetes (the admission webhook is served over HTTPS)',
+      );
+    }
+    const webhookCertPem = read('GPUX_WEBHOOK_CERT_FILE', options.webhookCertFile);
+    const webhookKeyPem = read('GPUX_WEBHOOK_KEY_FILE', options.webhookKeyFile);
+    const workspaceImage = options.workspaceImage ?? DEFAULTS.workspaceImage;
+    if (!/^[^\s]+$/.test(workspaceImage)) {
+      problems.push(`GPUX_WORKSPACE_IMAGE must be an image reference, got "${workspaceImage}"`);
+    }
+    kubernetes = {
+      kubeconfigPath: options.kubeconfig,
+      publicServer: publicServer.replace(/\/$/, ''),
+      workspaceImage,
+      workspaceCommand: options.workspaceCommand ?? DEFAULTS.workspaceCommand,
+      webhookListen,
+      webhookCertPem: webhookCertPem ?? Buffer.alloc(0),
+      webhookKeyPem: webhookKeyPem ?? Buffer.alloc(0),
+    };
+  }
 
   let sshListen = parseHostPort(DEFAULTS.sshListen) as HostPort;
   if (options.sshListen !== undefined) {
@@ -316,6 +382,7 @@ export function compileAgentConfig(
     natsUrl,
     natsCreds,
     provisioner,
+    kubernetes,
     sshListen,
     sshAdvertiseHost,
     askCents,

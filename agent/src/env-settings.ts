@@ -74,6 +74,13 @@ export function optionsFromEnv(env: Env, problems: string[]): AgentOptions {
     grpcCertFile: value('GPUX_GRPC_CERT_FILE'),
     grpcKeyFile: value('GPUX_GRPC_KEY_FILE'),
     logLevel: value('LOG_LEVEL'),
+    kubeconfig: value('KUBECONFIG'),
+    kubePublicServer: value('GPUX_KUBE_PUBLIC_SERVER'),
+    workspaceImage: value('GPUX_WORKSPACE_IMAGE'),
+    workspaceCommand: value('GPUX_WORKSPACE_COMMAND'),
+    webhookListen: value('GPUX_WEBHOOK_LISTEN'),
+    webhookCertFile: value('GPUX_WEBHOOK_CERT_FILE'),
+    webhookKeyFile: value('GPUX_WEBHOOK_KEY_FILE'),
   };
 }
 

@@ -35,7 +35,7 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
     name: 'PROVISIONER',
     default: 'kubernetes',
     description:
-      'kubernetes | simulated (kubernetes is not available yet: the agent says so and stops)',
+      'kubernetes | simulated (leases as namespaces of the Kubernetes cluster, or workspace directories on this host for demos and tests)',
   },
   {
     name: 'GPUX_SSH_LISTEN',
@@ -87,6 +87,42 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
     description: 'PEM client certificate for mutual TLS (with GPUX_GRPC_KEY_FILE)',
   },
   { name: 'GPUX_GRPC_KEY_FILE', description: 'PEM private key of GPUX_GRPC_CERT_FILE' },
+  {
+    name: 'KUBECONFIG',
+    default: 'the in-cluster service account',
+    description:
+      "kubernetes: the agent's own kubeconfig file (one path), used to reach the cluster's API",
+  },
+  {
+    name: 'GPUX_KUBE_PUBLIC_SERVER',
+    description:
+      "kubernetes: https://host:port of the cluster's API server as customers reach it, put in every lease kubeconfig; required",
+  },
+  {
+    name: 'GPUX_WORKSPACE_IMAGE',
+    default: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+    description:
+      "kubernetes: the image of each leased node's workspace pod (SSH sessions exec into it)",
+  },
+  {
+    name: 'GPUX_WORKSPACE_COMMAND',
+    default: 'sleep infinity',
+    description: 'kubernetes: what the workspace pod runs, by /bin/sh -c',
+  },
+  {
+    name: 'GPUX_WEBHOOK_LISTEN',
+    default: '0.0.0.0:8443',
+    description:
+      'kubernetes: host:port the admission webhook (pod placement on the lease nodes) listens on, HTTPS',
+  },
+  {
+    name: 'GPUX_WEBHOOK_CERT_FILE',
+    description: "kubernetes: PEM certificate of the admission webhook's HTTPS; required",
+  },
+  {
+    name: 'GPUX_WEBHOOK_KEY_FILE',
+    description: 'kubernetes: PEM private key of GPUX_WEBHOOK_CERT_FILE; required',
+  },
   { name: 'LOG_LEVEL', default: 'info', description: 'fatal … trace, or silent' },
 ];
 
