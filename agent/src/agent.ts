@@ -13,9 +13,8 @@ import { NodeStatus } from '@gpux/proto';
 
 import type { AgentPhase, AgentStatus } from './agent-status.js';
 import { assembleAgent, simulatedProvisioner } from './assemble.js';
-import type { ProvisionerFactory } from './assemble.js';
 import { AgentFatalError } from './errors.js';
-import type { AgentDeps, AgentSsh } from './assemble.js';
+import type { AgentDeps, AgentSsh, ProvisionerFactory } from './assemble.js';
 import type { AgentConfig } from './config.js';
 import { handleEvent } from './events/event-handler.js';
 import { BusEventStream } from './events/bus-event-stream.js';

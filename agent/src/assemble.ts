@@ -117,9 +117,11 @@ export async function assembleAgent<B extends TerminableBackend>(
   await reports.load();
 
   let accessChanged = (_leaseId: string): void => undefined;
-  const { provisioner, close: closeProvisioner } = await makeProvisioner({
+  const made = await makeProvisioner({
     onAccessChanged: (leaseId) => accessChanged(leaseId),
   });
+  const provisioner = made.provisioner;
+  const closeProvisioner = (): Promise<void> => made.close();
   // Leases provisioned before a restart keep their SSH access from the
   // first moment, whether the exchange answers or not (D30).
   const directory = new LeaseDirectory<B>(ssh.idleBackend);

@@ -33,7 +33,7 @@ export function statusOf(err: unknown): KubeStatus | undefined {
     } catch {
       parsed = { message: body };
     }
-  } else if (body !== null && typeof body === 'object') parsed = body as typeof parsed;
+  } else if (body !== null && typeof body === 'object') parsed = body;
   return {
     code: err.code,
     reason: typeof parsed.reason === 'string' ? parsed.reason : '',

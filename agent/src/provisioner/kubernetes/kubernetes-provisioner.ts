@@ -180,7 +180,7 @@ function merged<T extends KubernetesObject>(existing: T, desired: T): T | undefi
       labels: { ...have.labels, ...want?.labels },
       annotations: { ...have.annotations, ...want?.annotations },
     },
-  } as T;
+  };
 }
 
 function ref(o: KubernetesObject): ObjectRef {
