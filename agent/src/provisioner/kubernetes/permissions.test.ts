@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { PROVISIONER_CALLS } from './calls.js';
 import { AGENT_CLUSTER_RULES, LEASE_ROLE_RULES, allows } from './permissions.js';
 
 describe('RBAC of the Kubernetes provisioner (D28)', () => {
@@ -42,6 +43,15 @@ describe('RBAC of the Kubernetes provisioner (D28)', () => {
   it('the agent has no escalate, bind or impersonate either', () => {
     for (const r of AGENT_CLUSTER_RULES) {
       for (const v of ['escalate', 'bind', 'impersonate', '*']) expect(r.verbs).not.toContain(v);
+    }
+  });
+
+  it('every call the agent makes in Kubernetes mode is allowed by its ClusterRole', () => {
+    for (const c of PROVISIONER_CALLS) {
+      expect(
+        allows(AGENT_CLUSTER_RULES, c.verb, c.group, c.resource),
+        `${c.verb} ${c.group}/${c.resource}`,
+      ).toBe(true);
     }
   });
 });
