@@ -29,6 +29,8 @@ import { LEASE_LABEL, NAMES, WORKSPACE_LABEL, workspaceName } from './objects.js
 /** The WebSocket the client's Exec returns (ws in Node), as far as it is used here. */
 interface ExecSocket {
   readonly readyState: number;
+  /** The subprotocol the server chose (v5.channel.k8s.io … channel.k8s.io). */
+  readonly protocol: string;
   close(): void;
   terminate?(): void;
   on(event: 'close', listener: () => void): void;
@@ -158,6 +160,7 @@ export class PodExecBackend implements SessionBackend {
     const pod = await this.pod();
     if (pod instanceof Refusal) return refusedExec(pod);
     const stdin = new PassThrough();
+    const toPod = new PassThrough();
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     const exit = new ExitLatch();
@@ -167,10 +170,17 @@ export class PodExecBackend implements SessionBackend {
       execCommand(options.env, options.command),
       stdout,
       stderr,
-      stdin,
+      toPod,
       false,
       (s) => (status = s),
     );
+    // The client's EOF (`ssh host cmd </dev/null`): the client library closes
+    // the whole exec on the end of stdin unless the server speaks
+    // v5.channel.k8s.io, which has a close frame for stdin alone.
+    stdin.pipe(toPod, { end: false });
+    stdin.on('end', () => {
+      if (socket.protocol === 'v5.channel.k8s.io') toPod.end();
+    });
     socket.on('close', () => {
       stdout.end();
       stderr.end();
