@@ -178,10 +178,8 @@ export async function assembleAgent<B extends TerminableBackend>(
     const lease = directory.leaseOf(leaseId);
     if (lease === undefined) return;
     worker.provision(lease, true).catch((err: unknown) => {
-      logger.warn(
-        { leaseId, err },
-        'reporting the refreshed access failed; reconciliation tries again',
-      );
+      logger.warn({ leaseId, err }, 'reporting the refreshed access failed; trying again in 30 s');
+      setTimeout(() => accessChanged(leaseId), 30_000).unref();
     });
   };
   const reconciler = new Reconciler<B>({
