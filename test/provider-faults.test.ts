@@ -410,13 +410,15 @@ describe('a private nats-server restarted during a burst of fills', () => {
 
   it('every lease still becomes active, each provisioned once, and every event reaches the stream once', async () => {
     await stack.waitForAsks(8 * NODES);
-    const half = NODES / 2;
-    const before = await Promise.all(Array.from({ length: half }, () => buyNode(stack)));
-    await nats.stop();
-    // Fills while the server is down: their events wait in the outbox.
-    const during = await Promise.all(Array.from({ length: half }, () => buyNode(stack)));
-    await nats.resume();
-    const leases = [...before, ...during];
+    // A third of the fills as the server goes down, a third while it is down (their
+    // events wait in the outbox), a third as it comes back.
+    const third = NODES / 3;
+    const buys = (): Promise<string[]> =>
+      Promise.all(Array.from({ length: third }, () => buyNode(stack)));
+    const [asItStops] = await Promise.all([buys(), nats.stop()]);
+    const whileDown = await buys();
+    const [asItResumes] = await Promise.all([buys(), nats.resume()]);
+    const leases = [...asItStops, ...whileDown, ...asItResumes];
     expect(new Set(leases).size).toBe(NODES);
 
     for (const id of leases) await stack.waitForLease(id, stack.buyer.token, 'active', 60_000);
