@@ -168,6 +168,9 @@ describe('resale across processes (D27)', () => {
     // A's lease ended at the transfer, resold, with the original refund for the unused hours.
     const endedA = await stack.ok('GET', `/v1/leases/${leaseA}`, a.token);
     expect(endedA).toMatchObject({ status: 'terminated', end_reason: 'resold' });
+    expect((await stack.call('DELETE', `/v1/leases/${leaseA}`, a.token)).json).toMatchObject({
+      error: { code: 'lease_not_active' },
+    });
     const transferMs = Date.parse(endedA['ended_at'] as string);
     const unusedMs = Date.parse(endedA['end_time'] as string) - transferMs - RESOLD_HOURS * HOUR_MS;
     expect(unusedMs).toBeGreaterThan(0);
