@@ -172,6 +172,7 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     const again = await runSsh(target, 'echo ok');
     expect(again.code).toBe(255);
     expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(/Permission denied/);
     const refusedMs = performance.now() - t0;
 
     const kube = await stack.call('GET', `/v1/leases/${leaseId}/kubeconfig`, stack.buyer.token);
