@@ -310,6 +310,12 @@ async function main(): Promise<void> {
   console.log(line('session closed', closed));
   console.log(line('login refused', refusedS));
   console.log(line('revoke', revoke));
+  console.log(
+    `load average at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (a shared machine: wall times follow it)`,
+  );
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   const p99Ssh = percentile(toSsh, 99);
   const p99Revoke = percentile(revoke, 99);
