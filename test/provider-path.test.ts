@@ -172,6 +172,7 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     const again = await runSsh(target, 'echo ok');
     expect(again.code).toBe(255);
     expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(/Permission denied/);
     const refusedMs = performance.now() - t0;
 
     const kube = await stack.call('GET', `/v1/leases/${leaseId}/kubeconfig`, stack.buyer.token);
@@ -202,5 +203,41 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     console.log(
       `provider path: DELETE answered in ${answeredMs.toFixed(0)} ms; open sessions closed ${closedMs.toFixed(0)} ms and a new login refused ${refusedMs.toFixed(0)} ms after it`,
     );
+  });
+});
+
+describe('an agent restarted on the same state directory (D30)', () => {
+  it('keeps a live lease: same endpoint, same host key, the login still works', async () => {
+    await stack.waitForAsks(8);
+    const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
+      side: 'buy',
+      gpu_type: stack.gpuType,
+      zone: stack.zone,
+      gpu_count: 8,
+      duration_hours: HOURS,
+    });
+    const id = order['lease_id'] as string;
+    const before = await stack.waitForLease(id);
+    const endpoint = parseEndpoint((before['ssh_endpoints'] as string[])[0] ?? '');
+    const knownHosts = writeKnownHosts(
+      join(stack.dir, 'known_hosts_restart'),
+      endpoint,
+      before['ssh_host_keys'] as string[],
+    );
+    const live: SshTarget = { endpoint, key, knownHosts };
+    expect((await runSsh(live, 'echo before')).stdout).toBe('before\n');
+
+    // D34: SIGTERM drains and exits 0; the lease is not torn down.
+    expect(await stack.stopAgent('SIGTERM')).toBe(0);
+    await stack.startAgent();
+    // Reconciliation at start finds the workspace and the active lease (D30).
+    const after = await stack.ok('GET', `/v1/leases/${id}`, stack.buyer.token);
+    expect(after).toMatchObject({
+      status: 'active',
+      ssh_endpoints: before['ssh_endpoints'],
+      ssh_host_keys: before['ssh_host_keys'],
+    });
+    const r = await runSsh(live, 'echo "after $GPUX_LEASE_ID"');
+    expect(r, stack.agent?.output()).toEqual({ code: 0, stdout: `after ${id}\n`, stderr: '' });
   });
 });

@@ -11,6 +11,10 @@
 // PostgreSQL admin database, as for the tests). Method: docs/benchmarks.md.
 // The last line is the summary, in a fixed form other tools may parse.
 //
+// Why ~750 lines: this file is the bench's script (arguments, phases, the
+// report), read top to bottom as one procedure; its parts that stand alone
+// are modules already (http-client, http-exchange, http-workload, stats).
+//
 // One file of ~750 lines because it is one procedure read top to bottom: set
 // up, phases, the measurements taken during each (latency, CPU per process,
 // the disk probe, the dump), the report; its parts that stand alone are

@@ -206,13 +206,33 @@ export type NewOrderFields = Omit<
 
 /** A new order's row: pending, nothing filled, not yet in a book. */
 export function newOrderRow(f: NewOrderFields): OrderRow {
+  // Every field written out, in ORDER_COLUMNS order, rather than `...f`: a
+  // spread copies the request's object shape, and the rows of one hot path
+  // must share one hidden class (bench http: the spread cost ~8% of the CPU).
   return {
-    ...f,
+    id: f.id,
+    account_id: f.account_id,
+    organization_id: f.organization_id,
+    side: f.side,
+    order_type: f.order_type,
+    gpu_type: f.gpu_type,
+    zone: f.zone,
+    gpu_count: f.gpu_count,
+    duration_hours: f.duration_hours,
+    limit_price_cents: f.limit_price_cents,
+    allow_partial: f.allow_partial,
+    start_ms: f.start_ms,
+    flexible_window_hours: f.flexible_window_hours,
+    expires_input_ms: f.expires_input_ms,
+    cluster_id: f.cluster_id,
+    resale_lease_id: f.resale_lease_id,
+    transfer_immediately: f.transfer_immediately,
     status: 'pending',
     filled_gpus: 0,
     cancelled_gpus: 0,
     cancel_reason: null,
     reference_price_cents: null,
+    created_ms: f.created_ms,
     filled_ms: null,
     cancelled_ms: null,
     book_state: null,

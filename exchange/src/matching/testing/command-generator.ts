@@ -3,7 +3,9 @@
 //
 // Raw steps are generated (and shrunk) first, then mapped deterministically to
 // commands: absolute times from a fixed epoch, ids o1, o2, ... in order, cancels
-// resolved to an id placed earlier (or an unknown one).
+// resolved to an id placed earlier (or an unknown one). One file of ~540
+// lines: each order kind's arbitrary and its mapping sit side by side, so a
+// new rule's generator is added in one place.
 
 import fc from 'fast-check';
 

@@ -2,7 +2,9 @@
 // written in the simplest way (plain arrays, re-sorted and scanned on every
 // operation). It is slow on purpose and must stay obviously correct; it is
 // written separately from the fast engine (order-book.ts) and shares only the
-// types with it (and the project's exact rounding, D1).
+// types with it (and the project's exact rounding, D1). One file of ~750
+// lines on purpose: it is the spec read in one place, to be checked against
+// docs/matching.md line by line.
 
 import { mulDivHalfEven } from '@gpux/shared';
 
