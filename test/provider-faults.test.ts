@@ -138,6 +138,8 @@ describe('the agent and the exchange as processes, under faults', () => {
       nodes: ['f-1', 'f-2', 'f-3'],
       askPrice: '2.50',
       label: 'gpux_e2e_faults',
+      // D30: an event the killed agent never acked comes again after 5 s, not 30.
+      exchangeEnv: { GPUX_NATS_ACK_WAIT_SECONDS: '5' },
     });
   });
 
@@ -168,7 +170,7 @@ describe('the agent and the exchange as processes, under faults', () => {
     expect(lease['ssh_endpoints']).toEqual([
       expect.stringMatching(new RegExp(`@127\\.0\\.0\\.1:${agent.sshPort}$`)) as string,
     ]);
-    // The event the killed agent never acked comes again (after the consumer's ack wait):
+    // The event the killed agent never acked comes again (after the consumer's 5 s ack wait):
     // harmless, nothing is made or reported twice.
     await stack.waitFor(
       'the provision event delivered again',
