@@ -329,11 +329,11 @@ describe('the agent and the exchange as processes, under faults', () => {
     };
     const unknown = await refused('gpux_this-token-was-never-issued', stack.clusterId);
     expect(unknown).toContain(
-      'gpux agent: the exchange refused Attach: Attach: UNAUTHENTICATED: unknown or revoked token\n',
+      'gpux agent: the exchange refused Attach: UNAUTHENTICATED: unknown or revoked token\n',
     );
     const foreign = await refused(stack.provider.token, otherCluster);
     expect(foreign).toContain(
-      `gpux agent: the exchange refused Attach: Attach: PERMISSION_DENIED: cluster ${otherCluster} is not this provider's\n`,
+      `gpux agent: the exchange refused Attach: PERMISSION_DENIED: cluster ${otherCluster} is not this provider's\n`,
     );
 
     // Directly with the generated client: another provider may neither read this
