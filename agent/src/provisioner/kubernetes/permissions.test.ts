@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { PROVISIONER_CALLS } from './calls.js';
-import { AGENT_CLUSTER_RULES, LEASE_ROLE_RULES, allows } from './permissions.js';
+import { AGENT_CLUSTER_RULES, LEASE_ROLE_RULES, PROVISIONER_RULES, allows } from './permissions.js';
 
 describe('RBAC of the Kubernetes provisioner (D28)', () => {
   it('the agent holds every permission a lease Role grants (RBAC escalation check)', () => {
@@ -52,6 +52,20 @@ describe('RBAC of the Kubernetes provisioner (D28)', () => {
         allows(AGENT_CLUSTER_RULES, c.verb, c.group, c.resource),
         `${c.verb} ${c.group}/${c.resource}`,
       ).toBe(true);
+    }
+  });
+
+  it('the provisioner holds nothing it does not call (beyond what a lease Role grants)', () => {
+    const called = new Set(PROVISIONER_CALLS.map((c) => `${c.verb} ${c.group}/${c.resource}`));
+    for (const r of PROVISIONER_RULES) {
+      for (const group of r.apiGroups) {
+        for (const resource of r.resources) {
+          for (const verb of r.verbs)
+            expect(called, `${verb} ${group}/${resource}`).toContain(
+              `${verb} ${group}/${resource}`,
+            );
+        }
+      }
     }
   });
 });

@@ -71,27 +71,36 @@ export const LEASE_ROLE_RULES: readonly PolicyRule[] = [
  * them), and the nodes (health, and the lease's labels and taints).
  */
 export const PROVISIONER_RULES: readonly PolicyRule[] = [
+  // Exactly the verbs the agent calls (kubernetes/calls.ts, checked by the
+  // provisioner's test against the API double): get-then-create-or-update,
+  // list by label, delete at revocation.
   {
     apiGroups: [''],
     resources: ['namespaces'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'list', 'create', 'update', 'delete'],
   },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'update'] },
   {
     apiGroups: [''],
-    resources: ['resourcequotas', 'limitranges', 'serviceaccounts'],
-    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+    resources: ['resourcequotas', 'limitranges'],
+    verbs: ['get', 'create', 'update'],
   },
+  { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'create', 'update', 'delete'] },
   { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
   {
     apiGroups: ['networking.k8s.io'],
     resources: ['networkpolicies'],
-    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+    verbs: ['get', 'create', 'update'],
   },
   {
     apiGroups: ['rbac.authorization.k8s.io'],
-    resources: ['roles', 'rolebindings'],
-    verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'],
+    resources: ['roles'],
+    verbs: ['get', 'create', 'update'],
+  },
+  {
+    apiGroups: ['rbac.authorization.k8s.io'],
+    resources: ['rolebindings'],
+    verbs: ['get', 'create', 'update', 'delete'],
   },
 ];
 
