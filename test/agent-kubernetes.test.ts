@@ -12,18 +12,15 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { AGENT_CLUSTER_RULES } from '../agent/src/provisioner/kubernetes/permissions.js';
 import { ExchangeDouble } from './agent-exchange-double.js';
-import { signServingCert, startK8sDouble } from './k8s-double/index.js';
 import type { K8sDouble } from './k8s-double/index.js';
+import { K8sCluster } from './support/k8s-cluster.js';
 
 const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -37,7 +34,7 @@ let exchange: ExchangeDouble;
 let k8s: K8sDouble;
 let agent: ChildProcess | undefined;
 let output = '';
-let webhookPort = 0;
+let cluster: K8sCluster;
 let kubectlRuns = 0;
 
 async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
@@ -110,91 +107,18 @@ function kubectl(kubeconfig: string, ...args: string[]): Promise<{ code: number;
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'buyer', '-f', key]);
   exchange = new ExchangeDouble({ natsUrl: NATS_URL, ackWaitMs: 1_500 });
   await exchange.start();
-  k8s = await startK8sDouble({});
-  k8s.put({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name: NODE,
-      labels: { 'kubernetes.io/hostname': NODE, 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' },
-    },
-    spec: {},
-    status: {
-      allocatable: { 'nvidia.com/gpu': '8' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
-    },
-  });
-  // The agent's service account and ClusterRole, as deploy/agent installs them.
-  k8s.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gpux-system' } });
-  k8s.put({
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: 'gpux-agent', namespace: 'gpux-system' },
-  });
-  k8s.put({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: 'gpux-agent' },
-    rules: AGENT_CLUSTER_RULES.map((r) => ({
-      apiGroups: [...r.apiGroups],
-      resources: [...r.resources],
-      verbs: [...r.verbs],
-    })),
-  });
-  k8s.put({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'gpux-agent' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpux-agent' },
-    subjects: [{ kind: 'ServiceAccount', name: 'gpux-agent', namespace: 'gpux-system' }],
-  });
-  writeFileSync(
-    join(scratch, 'agent.kubeconfig'),
-    k8s.kubeconfigFor(k8s.mintToken('gpux-system', 'gpux-agent', 86_400)),
-  );
-  const serving = signServingCert(k8s.certs, ['127.0.0.1']);
-  writeFileSync(join(scratch, 'webhook.crt'), serving.certPem);
-  writeFileSync(join(scratch, 'webhook.key'), serving.keyPem, { mode: 0o600 });
-  webhookPort = await freePort();
-  k8s.put({
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name: 'gpux-pod-placement' },
-    webhooks: [
-      {
-        name: 'pod-placement.gpux.io',
-        clientConfig: {
-          url: `https://127.0.0.1:${webhookPort}/mutate-pods`,
-          caBundle: Buffer.from(k8s.caPem).toString('base64'),
-        },
-        rules: [
-          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
-        ],
-        failurePolicy: 'Fail',
-        namespaceSelector: { matchExpressions: [{ key: 'gpux.io/lease', operator: 'Exists' }] },
-        sideEffects: 'None',
-        admissionReviewVersions: ['v1'],
-      },
-    ],
-  });
+  cluster = await K8sCluster.start([NODE]);
+  k8s = cluster.double;
 });
 
 afterAll(async () => {
   agent?.kill('SIGKILL');
   await exchange?.close();
-  await k8s?.stop();
+  await cluster?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -209,12 +133,7 @@ describe('the agent in kubernetes mode, end to end', () => {
         GPUX_TOKEN: exchange.token,
         GPUX_CLUSTER_ID: clusterId,
         NATS_URL,
-        PROVISIONER: 'kubernetes',
-        KUBECONFIG: join(scratch, 'agent.kubeconfig'),
-        GPUX_KUBE_PUBLIC_SERVER: k8s.url,
-        GPUX_WEBHOOK_LISTEN: `127.0.0.1:${webhookPort}`,
-        GPUX_WEBHOOK_CERT_FILE: join(scratch, 'webhook.crt'),
-        GPUX_WEBHOOK_KEY_FILE: join(scratch, 'webhook.key'),
+        ...cluster.agentEnv,
         GPUX_SSH_LISTEN: '127.0.0.1:0',
         GPUX_HEARTBEAT_SECONDS: '1',
         GPUX_STATE_DIR: stateDir,
