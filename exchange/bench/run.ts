@@ -53,7 +53,7 @@ interface Options {
 const USAGE =
   'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]\n' +
   '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]\n' +
-  '       npm run bench -- lease [--leases N] [--provisioner simulated] [--nodes K]';
+  '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]';
 
 function parseArgs(argv: readonly string[]): Options {
   let suite = 'engine';

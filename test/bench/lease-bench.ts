@@ -1,4 +1,4 @@
-// npm run bench -- lease [--leases N] [--provisioner simulated] [--nodes K]
+// npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]
 //
 // How fast a bought lease becomes a shell and a terminated one stops being
 // one, across real processes (issue 12): the built exchange on a throw-away
@@ -19,6 +19,15 @@
 //
 //   lease: order->ssh p50 <A> s p99 <B> s | revoke p50 <C> s p99 <D> s | n=<N>
 //
+// With `--provisioner kubernetes` the agent runs the Kubernetes provisioner
+// against the Kubernetes API double (test/k8s-double, in this process): no
+// scheduler delay and no image pull, so the figures leave both out. The
+// summary line then ends with `| provisioner=kubernetes api_calls <P>/<R>`:
+// the agent's API calls per lease that concern the lease (its namespace and
+// its nodes), while it was provisioned (order → active) and revoked (DELETE →
+// namespace gone and nodes released); shared calls (heartbeat's and
+// revocation's node lists, reconciliation's namespace list) are not counted.
+//
 // Started by exchange/bench/run.ts (`npm run bench -- lease …`), which spawns
 // this file: the exchange never imports the agent, this file runs both as
 // programs. Figures: docs/benchmarks.md, "Leases across processes".
@@ -30,6 +39,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
+import { K8sCluster } from '../support/k8s-cluster.js';
 import { ProviderStack } from '../support/provider-stack.js';
 import {
   makeSshKey,
@@ -42,15 +52,15 @@ import type { SshKey, SshTarget } from '../support/ssh-client.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const USAGE =
-  'usage: npm run bench -- lease [--leases N] [--provisioner simulated] [--nodes K] [--step-timeout S]';
+  'usage: npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K] [--step-timeout S]';
 const ASK = '2.50';
 /** Targets (issue 12): p99 within these; the goal is under 1 s for both. */
 const ORDER_TO_SSH_P99_S = 3;
 const REVOKE_P99_S = 5;
 const GOAL_S = 1;
 
-/** Provisioners the bench can drive; issue 13 adds `kubernetes` here and in startTarget(). */
-const PROVISIONERS = ['simulated'] as const;
+/** Provisioners the bench can drive (startTarget()). */
+const PROVISIONERS = ['simulated', 'kubernetes'] as const;
 type Provisioner = (typeof PROVISIONERS)[number];
 
 interface Options {
@@ -111,9 +121,7 @@ function parseArgs(argv: readonly string[]): Options {
   }
   const found = PROVISIONERS.find((p) => p === provisioner);
   if (found === undefined) {
-    fail(
-      `--provisioner ${provisioner}: this bench drives ${PROVISIONERS.join(', ')} (kubernetes comes with issue 13)`,
-    );
+    fail(`--provisioner ${provisioner}: this bench drives ${PROVISIONERS.join(', ')}`);
   }
   return { leases, provisioner: found, nodes, stepTimeoutMs: stepTimeoutS * 1000 };
 }
@@ -123,16 +131,36 @@ function parseArgs(argv: readonly string[]): Options {
  * another provisioner adds its agent settings (and whatever it needs
  * running).
  */
-async function startTarget(o: Options): Promise<ProviderStack> {
+async function startTarget(
+  o: Options,
+): Promise<{ stack: ProviderStack; cluster: K8sCluster | undefined }> {
   const nodes = Array.from({ length: o.nodes }, (_, i) => `bench-${i + 1}`);
   switch (o.provisioner) {
     case 'simulated':
-      return ProviderStack.start({
-        label: 'gpux_bench_lease',
-        nodes,
-        askPrice: ASK,
-        agentEnv: { PROVISIONER: 'simulated' },
-      });
+      return {
+        stack: await ProviderStack.start({
+          label: 'gpux_bench_lease',
+          nodes,
+          askPrice: ASK,
+          agentEnv: { PROVISIONER: 'simulated' },
+        }),
+        cluster: undefined,
+      };
+    case 'kubernetes': {
+      const cluster = await K8sCluster.start(nodes);
+      try {
+        const stack = await ProviderStack.start({
+          label: 'gpux_bench_lease',
+          nodes,
+          askPrice: ASK,
+          agentEnv: cluster.agentEnv,
+        });
+        return { stack, cluster };
+      } catch (err) {
+        await cluster.stop();
+        throw err;
+      }
+    }
   }
 }
 
@@ -156,6 +184,8 @@ interface LeaseTiming {
   readonly revokeMs: number;
   readonly sessionClosedMs: number;
   readonly loginRefusedMs: number;
+  /** Kubernetes: the agent's API calls for this lease while provisioned / revoked. */
+  readonly apiCalls?: { readonly provision: number; readonly revoke: number };
 }
 
 async function until<T>(
@@ -176,6 +206,7 @@ async function until<T>(
 
 async function oneLease(
   stack: ProviderStack,
+  cluster: K8sCluster | undefined,
   key: SshKey,
   i: number,
   o: Options,
@@ -183,6 +214,7 @@ async function oneLease(
   // Not measured: the agent lists a node again after each lease (a heartbeat later).
   await stack.waitForAsks(8, o.stepTimeoutMs);
 
+  const seqAtOrder = cluster?.lastSeq ?? 0;
   const t0 = performance.now();
   const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
     side: 'buy',
@@ -201,6 +233,9 @@ async function oneLease(
     return l['status'] === 'active' && endpoints.length > 0 ? l : undefined;
   });
   const orderToActiveMs = performance.now() - t0;
+  const namespace = lease['namespace'] as string;
+  const leaseNodes = (lease['nodes'] as string[] | undefined) ?? [];
+  const provisionCalls = cluster?.leaseCalls(seqAtOrder, namespace, leaseNodes).length ?? 0;
   const endpoint = parseEndpoint((lease['ssh_endpoints'] as string[])[0] ?? '');
   const knownHosts = writeKnownHosts(
     join(stack.dir, `known_hosts_${i}`),
@@ -215,6 +250,7 @@ async function oneLease(
   const orderToSshMs = performance.now() - t0;
 
   const session = await openSession(target);
+  const seqAtDelete = cluster?.lastSeq ?? 0;
   const t1 = performance.now();
   const deleted = await stack.call('DELETE', `/v1/leases/${leaseId}`, stack.buyer.token);
   if (deleted.status !== 200) throw new Error(`DELETE answered ${deleted.status}: ${deleted.text}`);
@@ -241,7 +277,25 @@ async function oneLease(
     timeout,
   ]).finally(() => clearTimeout(timer));
   session.child.kill('SIGKILL');
+  let apiCalls: LeaseTiming['apiCalls'];
+  if (cluster !== undefined) {
+    // Not measured: the rest of the revocation (namespace, nodes) after access is gone.
+    await until(`lease ${leaseId} removed from the cluster`, o.stepTimeoutMs, 10, () => {
+      const gone =
+        cluster.double.get('v1', 'Namespace', '', namespace) === undefined &&
+        !cluster.double
+          .list('v1', 'Node')
+          .some((n) => n.metadata.labels?.['gpux.io/lease'] === leaseId);
+      return Promise.resolve(gone ? true : undefined);
+    });
+    const revokeCalls = cluster
+      .leaseCalls(seqAtDelete, namespace, leaseNodes)
+      // SSH sessions' own calls (the workspace pod looked up, the exec) are not revocation's.
+      .filter((r) => r.subresource !== 'exec' && !(r.resource === 'pods' && r.verb === 'list'));
+    apiCalls = { provision: provisionCalls, revoke: revokeCalls.length };
+  }
   return {
+    ...(apiCalls === undefined ? {} : { apiCalls }),
     leaseId,
     orderToSshMs,
     orderToActiveMs,
@@ -262,7 +316,7 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}, Node ${process.version}`,
   );
-  const stack = await startTarget(o);
+  const { stack, cluster } = await startTarget(o);
   const timings: LeaseTiming[] = [];
   let failures = 0;
   try {
@@ -276,7 +330,7 @@ async function main(): Promise<void> {
     });
     for (let i = 0; i < o.leases; i++) {
       try {
-        const t = await oneLease(stack, key, i, o);
+        const t = await oneLease(stack, cluster, key, i, o);
         timings.push(t);
         console.log(
           `${String(i + 1).padStart(3)} ${t.leaseId}: order->active ${fmt(seconds(t.orderToActiveMs))} s, order->ssh ${fmt(seconds(t.orderToSshMs))} s | session closed ${fmt(seconds(t.sessionClosedMs))} s, login refused ${fmt(seconds(t.loginRefusedMs))} s`,
@@ -294,6 +348,7 @@ async function main(): Promise<void> {
       console.error(`--- the agent's last output:\n${out.slice(-4000)}`);
     }
     await stack.close();
+    await cluster?.stop();
   }
 
   const sorted = (f: (t: LeaseTiming) => number): number[] =>
@@ -322,8 +377,22 @@ async function main(): Promise<void> {
   console.log(
     `targets: order->ssh p99 ≤ ${ORDER_TO_SSH_P99_S} s ${verdict(p99Ssh <= ORDER_TO_SSH_P99_S)}; revoke p99 ≤ ${REVOKE_P99_S} s ${verdict(p99Revoke <= REVOKE_P99_S)}; goal < ${GOAL_S} s for both ${verdict(p99Ssh < GOAL_S && p99Revoke < GOAL_S)}; failures ${failures}`,
   );
+  const calls = timings.flatMap((t) => (t.apiCalls === undefined ? [] : [t.apiCalls]));
+  const perLease = (f: (c: { provision: number; revoke: number }) => number): string =>
+    calls.length === 0
+      ? 'n/a'
+      : String(Math.round(calls.reduce((a, c) => a + f(c), 0) / calls.length));
+  const k8sNote =
+    o.provisioner === 'kubernetes'
+      ? ` | provisioner=kubernetes api_calls ${perLease((c) => c.provision)}/${perLease((c) => c.revoke)}`
+      : '';
+  if (o.provisioner === 'kubernetes') {
+    console.log(
+      'kubernetes: against the API double, so no scheduling delay and no image pull are in these figures',
+    );
+  }
   console.log(
-    `lease: order->ssh p50 ${fmt(percentile(toSsh, 50))} s p99 ${fmt(p99Ssh)} s | revoke p50 ${fmt(percentile(revoke, 50))} s p99 ${fmt(p99Revoke)} s | n=${timings.length}`,
+    `lease: order->ssh p50 ${fmt(percentile(toSsh, 50))} s p99 ${fmt(p99Ssh)} s | revoke p50 ${fmt(percentile(revoke, 50))} s p99 ${fmt(p99Revoke)} s | n=${timings.length}${k8sNote}`,
   );
   if (failures > 0) process.exitCode = 1;
 }
