@@ -617,6 +617,38 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     expect(nodeLease('node-b')).toEqual({ label: undefined, taints: [] });
   });
 
+  it('never touches a namespace that is not labelled for the lease (D30)', async () => {
+    const lease = leaseOf(['node-e']);
+    double.put({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: lease.namespace, labels: { team: 'ops' } },
+    });
+    double.put({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'keep', namespace: lease.namespace },
+      data: {},
+    });
+    const p = provisioner();
+    const since = lastSeq();
+    expect((await p.list()).map((w) => w.leaseId)).not.toContain(lease.leaseId);
+    await expect(p.provision(lease)).rejects.toMatchObject({
+      name: 'ProvisionError',
+      permanent: true,
+    });
+    await p.revoke(lease.leaseId);
+    expect(
+      agentWritesSince(since).filter(
+        (r) => r.namespace === lease.namespace || r.name === lease.namespace,
+      ),
+    ).toEqual([]);
+    const labels = double.get('v1', 'Namespace', '', lease.namespace)?.metadata.labels;
+    expect(labels).toMatchObject({ team: 'ops' });
+    expect(labels?.['gpux.io/lease']).toBeUndefined();
+    expect(double.get('v1', 'ConfigMap', lease.namespace, 'keep')).toBeDefined();
+  });
+
   it('health and GPU inventory come from Node status', async () => {
     const p = provisioner();
     p.setClusterNodes(['node-a', 'missing']);
