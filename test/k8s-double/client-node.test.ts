@@ -21,6 +21,7 @@ import {
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
+  Watch,
 } from '@kubernetes/client-node';
 import type { KubernetesObject, V1Status } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -680,22 +681,20 @@ describe('exec over WebSocket', () => {
       expect(out).toContain(text);
     };
     stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const done = new Promise<V1Status>((resolve, reject) => {
-      exec
-        .exec(
-          'ex',
-          'ws',
-          'main',
-          ['sh', '-c', 'read a; stty size; read b; stty size; exit 0'],
-          stdout,
-          null,
-          stdin,
-          true,
-          resolve,
-        )
-        .catch(reject);
-    });
-    await new Promise((r) => setTimeout(r, 50));
+    let finish: (s: V1Status) => void = () => undefined;
+    const done = new Promise<V1Status>((resolve) => (finish = resolve));
+    // Connected: the initial size is queued before anything typed from here on.
+    await exec.exec(
+      'ex',
+      'ws',
+      'main',
+      ['sh', '-c', 'read a; stty size; read b; stty size; exit 0'],
+      stdout,
+      null,
+      stdin,
+      true,
+      finish,
+    );
     stdin.write('go\n');
     await waitFor('30 100');
     stdout.rows = 40;
@@ -719,5 +718,62 @@ describe('exec over WebSocket', () => {
     ).rejects.toThrow();
     const refused = d.requests.filter((r) => r.subresource === 'exec').at(-1);
     expect(refused).toMatchObject({ user: 'system:serviceaccount:ex:reader', status: 403 });
+  });
+});
+
+describe('watch and namespace termination', () => {
+  it('a watch sees the current objects, then every change', async () => {
+    const kc = config(d.adminToken);
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'watched' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'watched',
+      body: { metadata: { name: 'a' } },
+    });
+    const seen: string[] = [];
+    const watch = new Watch(kc);
+    const req = await watch.watch(
+      '/api/v1/namespaces/watched/configmaps',
+      {},
+      (type: string, obj: KubernetesObject) => seen.push(`${type} ${obj.metadata?.name ?? ''}`),
+      () => undefined,
+    );
+    await core.createNamespacedConfigMap({
+      namespace: 'watched',
+      body: { metadata: { name: 'b' } },
+    });
+    await core.deleteNamespacedConfigMap({ namespace: 'watched', name: 'a' });
+    for (let i = 0; i < 100 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    req.abort();
+    expect(seen).toEqual(['ADDED a', 'ADDED b', 'DELETED a']);
+  });
+
+  it('a deleted namespace can stay Terminating, refusing new content', async () => {
+    const slow = await startK8sDouble({ namespaceTerminationMs: 60_000 });
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromString(slow.kubeconfigFor(slow.adminToken));
+      const core = kc.makeApiClient(CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name: 'going' } } });
+      await core.createNamespacedConfigMap({
+        namespace: 'going',
+        body: { metadata: { name: 'a' } },
+      });
+      const deleted = await core.deleteNamespace({ name: 'going' });
+      expect((deleted as { status?: { phase?: string } }).status?.phase).toBe('Terminating');
+      const ns = await core.readNamespace({ name: 'going' });
+      expect(ns.status?.phase).toBe('Terminating');
+      expect(ns.metadata?.deletionTimestamp).toBeInstanceOf(Date);
+      expect(slow.list('v1', 'ConfigMap', 'going')).toEqual([]);
+      const refused = await failure(
+        core.createNamespacedConfigMap({ namespace: 'going', body: { metadata: { name: 'b' } } }),
+      );
+      expect(refused).toMatchObject({
+        code: 403,
+        message: 'unable to create new content in namespace going because it is being terminated',
+      });
+    } finally {
+      await slow.stop();
+    }
   });
 });

@@ -68,6 +68,11 @@ export interface K8sDoubleOptions {
     path: string;
   }) => string | undefined;
   readonly port?: number;
+  /**
+   * How long a deleted namespace stays Terminating (its content goes at once,
+   * new content is refused with 403). Default 0: gone at once.
+   */
+  readonly namespaceTerminationMs?: number;
 }
 
 export interface RecordedRequest {
@@ -673,6 +678,26 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     name: string,
     propagation: string,
   ): KObject | undefined {
+    const terminationMs = opts.namespaceTerminationMs ?? 0;
+    if (d.group === '' && d.plural === 'namespaces' && terminationMs > 0) {
+      // Terminating first: content goes, new content is refused, the namespace itself later.
+      const ns = store.get(d, '', name);
+      if (ns === undefined) return undefined;
+      for (const { def: od, object } of store.inNamespace(name)) {
+        store.remove(od, name, object.metadata.name ?? '');
+      }
+      if (ns.metadata.deletionTimestamp !== undefined) return ns;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        store.remove(d, '', name);
+      }, terminationMs);
+      timers.add(timer);
+      return store.update(d, {
+        ...ns,
+        metadata: { ...ns.metadata, deletionTimestamp: timestamp(now()) },
+        status: { phase: 'Terminating' },
+      });
+    }
     const gone = store.remove(d, namespace, name);
     if (gone === undefined) return undefined;
     if (d.group === '' && d.plural === 'namespaces') {
@@ -690,6 +715,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     return gone;
   }
 
+  const timers = new Set<NodeJS.Timeout>();
   let controllersQueued = false;
   function afterWrite(): void {
     if (controllersQueued) return;
@@ -1108,7 +1134,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         const gone = remove(d, path.namespace, path.name, propagation) ?? existing;
         afterWrite();
         if (d.group === '' && (d.plural === 'namespaces' || d.plural === 'pods')) {
-          gone.metadata.deletionTimestamp = timestamp(now());
+          gone.metadata.deletionTimestamp ??= timestamp(now());
           if (d.plural === 'namespaces') gone['status'] = { phase: 'Terminating' };
           return send(res, 200, gone);
         }
@@ -1364,6 +1390,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
       });
     },
     async stop() {
+      for (const t of timers) clearTimeout(t);
       for (const end of sessions) end();
       for (const res of open) res.end();
       server.closeAllConnections();
