@@ -201,6 +201,11 @@ describe('objects', () => {
     expect(orphan).toMatchObject({ code: 404, message: 'namespaces "crud" not found' });
 
     // What was asked, in order, and by whom.
+    expect(d.calls().slice(0, 3)).toEqual([
+      'create namespaces / 201',
+      'create namespaces / 409',
+      'create configmaps crud/ 201',
+    ]);
     const calls = d.requests
       .filter((r) => r.verb !== undefined)
       .map((r) => `${r.verb} ${r.resource} ${r.name} ${r.status}`);

@@ -113,6 +113,13 @@ export interface K8sDouble {
   readonly adminToken: string;
   /** Every request so far, in order. */
   readonly requests: RecordedRequest[];
+  /**
+   * The resource requests so far (discovery left out), one line each:
+   * `<verb> <resource>[/<sub>][.<group>] <ns>/<name> <status>`, e.g.
+   * `create rolebindings.rbac.authorization.k8s.io lease-1/buyer 201`;
+   * only `user`'s when given.
+   */
+  calls(user?: string): string[];
   readonly store: Store;
   /** A kubeconfig (JSON, which is YAML) for the double with this token. */
   kubeconfigFor(token: string, namespace?: string): string;
@@ -1273,6 +1280,14 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     adminToken,
     requests,
     store,
+    calls(user) {
+      return requests
+        .filter((r) => r.verb !== undefined && (user === undefined || r.user === user))
+        .map((r) => {
+          const res = `${r.resource ?? ''}${r.subresource ? `/${r.subresource}` : ''}${r.group ? `.${r.group}` : ''}`;
+          return `${r.verb ?? ''} ${res} ${r.namespace ?? ''}/${r.name ?? ''} ${r.status}`;
+        });
+    },
     kubeconfigFor(token, namespace) {
       return JSON.stringify(
         {
