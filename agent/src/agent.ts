@@ -226,7 +226,7 @@ async function run<B extends TerminableBackend>(
       } catch (err) {
         if (err instanceof AgentFatalError) throw err;
         if (!isTransient(err)) {
-          throw new AgentFatalError(`the exchange refused Attach: ${(err as Error).message}`, {
+          throw new AgentFatalError(`the exchange refused ${(err as Error).message}`, {
             cause: err,
           });
         }

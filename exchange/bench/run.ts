@@ -8,7 +8,9 @@
 // are and what the figures mean: docs/benchmarks.md. The last line is the
 // summary, in a fixed form other tools may parse.
 
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 import { OrderBook } from '../src/matching/order-book.js';
 import type { BookEvent, OrderInput } from '../src/matching/types.js';
@@ -50,7 +52,8 @@ interface Options {
 
 const USAGE =
   'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]\n' +
-  '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]';
+  '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]\n' +
+  '       npm run bench -- lease [--leases N] [--provisioner simulated] [--nodes K]';
 
 function parseArgs(argv: readonly string[]): Options {
   let suite = 'engine';
@@ -372,9 +375,19 @@ function main(): void {
   );
 }
 
+/** `npm run bench -- lease …`: test/bench/lease-bench.ts under tsx; its exit code. */
+function runLeaseBench(argv: readonly string[]): number {
+  const file = fileURLToPath(new URL('../../test/bench/lease-bench.ts', import.meta.url));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', file, ...argv], { stdio: 'inherit' });
+  return r.status ?? 1;
+}
+
 // The suite is the one word among the arguments; flag values are numbers.
 const args = process.argv.slice(2);
-if (args.includes('http')) await runHttpBench(args);
+// The lease bench runs the exchange and the agent as programs; the exchange
+// never imports the agent, so it lives in test/bench/ and runs as its own process.
+if (args.includes('lease')) process.exit(runLeaseBench(args));
+else if (args.includes('http')) await runHttpBench(args);
 else if (args.includes('gc')) await runGcBench(args);
 else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);

@@ -44,6 +44,8 @@ export interface Config {
   readonly natsStream: string;
   /** The first token of the event subjects (gpux; tests use their own, D29). */
   readonly natsSubjectRoot: string;
+  /** D30: how long an agent's event stays unacked before JetStream delivers it again. */
+  readonly natsAckWaitMs: number;
   /** D28: base64 of 32 bytes; undefined: made once and kept under dataDir. */
   readonly secretKey: Buffer | undefined;
   /** D23: names this process's Idempotency-Key claims (several exchanges: one id each). */
@@ -68,6 +70,7 @@ export const DEFAULT_CONFIG: Config = {
   natsCredsFile: undefined,
   natsStream: 'GPUX_EVENTS',
   natsSubjectRoot: 'gpux',
+  natsAckWaitMs: 30_000,
   secretKey: undefined,
   instanceId: DEFAULT_INSTANCE_ID,
 };
@@ -127,7 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     else problems.push(`GPUX_DEMO must be 1, true, 0 or false, got "${rawDemo}"`);
   }
 
-  const perMinute = (name: string, fallback: number): number => {
+  const positiveInt = (name: string, fallback: number): number => {
     const raw = value(name);
     if (raw === undefined) return fallback;
     if (/^\d{1,9}$/.test(raw) && Number(raw) > 0) return Number(raw);
@@ -135,13 +138,13 @@ export function loadConfig(env: Env = process.env): Config {
     return fallback;
   };
   const rateLimits: RateLimits = {
-    query: perMinute('GPUX_RATE_QUERIES_PER_MINUTE', DEFAULT_RATE_LIMITS.query),
-    create: perMinute('GPUX_RATE_ORDERS_PER_MINUTE', DEFAULT_RATE_LIMITS.create),
-    cancel: perMinute('GPUX_RATE_CANCELS_PER_MINUTE', DEFAULT_RATE_LIMITS.cancel),
+    query: positiveInt('GPUX_RATE_QUERIES_PER_MINUTE', DEFAULT_RATE_LIMITS.query),
+    create: positiveInt('GPUX_RATE_ORDERS_PER_MINUTE', DEFAULT_RATE_LIMITS.create),
+    cancel: positiveInt('GPUX_RATE_CANCELS_PER_MINUTE', DEFAULT_RATE_LIMITS.cancel),
   };
 
   const provisioningTimeoutMs =
-    perMinute('GPUX_PROVISIONING_TIMEOUT_SECONDS', DEFAULT_CONFIG.provisioningTimeoutMs / 1000) *
+    positiveInt('GPUX_PROVISIONING_TIMEOUT_SECONDS', DEFAULT_CONFIG.provisioningTimeoutMs / 1000) *
     1000;
 
   const captureWritesFile = value('GPUX_CAPTURE_WRITES');
@@ -203,6 +206,9 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
 
+  const natsAckWaitMs =
+    positiveInt('GPUX_NATS_ACK_WAIT_SECONDS', DEFAULT_CONFIG.natsAckWaitMs / 1000) * 1000;
+
   const rawKey = value('GPUX_SECRET_KEY');
   const secretKey = rawKey === undefined ? undefined : parseSecretKey(rawKey);
   if (rawKey !== undefined && secretKey === undefined) {
@@ -233,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     natsCredsFile,
     natsStream,
     natsSubjectRoot,
+    natsAckWaitMs,
     secretKey,
     instanceId,
   };

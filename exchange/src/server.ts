@@ -145,6 +145,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
             credsFile: config.natsCredsFile,
             stream: config.natsStream,
             subjectRoot: config.natsSubjectRoot,
+            agentAckWaitMs: config.natsAckWaitMs,
             logger,
           });
     stops.push(() => publisher.close());

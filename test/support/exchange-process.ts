@@ -13,6 +13,8 @@ const MAIN = fileURLToPath(new URL('../../exchange/dist/main.js', import.meta.ur
 
 export interface ExchangeProcess {
   readonly url: string;
+  /** The agents' gRPC service (GRPC_PORT), from the banner. */
+  readonly grpcPort: number;
   readonly child: ChildProcess;
   /** stdout and stderr so far, for failure messages. */
   output(): string;
@@ -34,17 +36,19 @@ export async function startExchangeProcess(env: NodeJS.ProcessEnv): Promise<Exch
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, grpcPort] = await new Promise<[string, number]>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m?.[1] !== undefined) resolve(m[1]);
+      const g = /agents' gRPC service on port (\d+)/.exec(output);
+      if (m?.[1] !== undefined && g?.[1] !== undefined) resolve([m[1], Number(g[1])]);
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => reject(new Error(`exchange exited (${code}):\n${output}`)));
   });
   return {
     url,
+    grpcPort,
     child,
     output: () => output,
     async stop(signal = 'SIGTERM') {

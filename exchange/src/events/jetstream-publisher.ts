@@ -147,8 +147,13 @@ export class JetStreamPublisher implements EventPublisher {
     const jsm = await this.manager();
     const name = agentConsumerName(clusterId);
     const filterSubject = this.rooted(SUBJECTS.cluster(clusterId));
+    const ackWait = nanos(this.o.agentAckWaitMs ?? 30_000);
     try {
-      await jsm.consumers.info(this.stream, name);
+      const info = await jsm.consumers.info(this.stream, name);
+      // A changed GPUX_NATS_ACK_WAIT_SECONDS applies to consumers made before it too.
+      if (info.config.ack_wait !== ackWait) {
+        await jsm.consumers.update(this.stream, name, { ack_wait: ackWait });
+      }
     } catch (err) {
       if (!notFound(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
       await jsm.consumers.add(this.stream, {
@@ -156,7 +161,7 @@ export class JetStreamPublisher implements EventPublisher {
         filter_subject: filterSubject,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(this.o.agentAckWaitMs ?? 30_000),
+        ack_wait: ackWait,
         max_deliver: -1,
       });
     }

@@ -202,4 +202,23 @@ describe('the outbox relay (architecture.md flow 2, D29)', () => {
     await publisher.ensureAgentConsumer('cls_consumercheck');
     expect((await jsm.consumers.info(STREAM, source.consumer)).created).toBe(info.created);
   });
+
+  it('D30: an agent consumer takes the ack wait setting (GPUX_NATS_ACK_WAIT_SECONDS), also one made before it changed', async () => {
+    const cluster = 'cls_ackwaitcheck';
+    await publisher.ensureAgentConsumer(cluster); // the default, 30 s
+    const changed = await JetStreamPublisher.connect({
+      url: NATS_URL,
+      stream: STREAM,
+      subjectRoot: ROOT,
+      agentAckWaitMs: 2_000,
+      logger: SILENT_LOGGER,
+    });
+    try {
+      const source = await changed.ensureAgentConsumer(cluster);
+      const info = await jsm.consumers.info(STREAM, source.consumer);
+      expect(info.config.ack_wait).toBe(2_000 * 1_000_000); // nanoseconds
+    } finally {
+      await changed.close();
+    }
+  });
 });
