@@ -607,7 +607,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     checkQuota(d, admitted, path.namespace);
     if (dryRun) return admitted;
     const saved = store.insert(d, admitted);
-    afterWrite();
     return saved;
   }
 
@@ -656,7 +655,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     if (existing.metadata.deletionTimestamp === undefined) delete merged.metadata.deletionTimestamp;
     else merged.metadata.deletionTimestamp = existing.metadata.deletionTimestamp;
     const saved = store.update(d, merged);
-    afterWrite();
     return saved;
   }
 
@@ -723,36 +721,64 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
   }
 
   const timers = new Set<NodeJS.Timeout>();
-  let controllersQueued = false;
+  // The control plane's passes: after any change to what controllers or the
+  // scheduler look at, one pass at a time, again while changes keep coming.
+  const CONTROLLED = new Set([
+    'Pod',
+    'Node',
+    'Deployment',
+    'ReplicaSet',
+    'StatefulSet',
+    'ResourceQuota',
+    'Namespace',
+    'MutatingWebhookConfiguration',
+  ]);
+  let queued = false;
+  let busy = false;
+  const controlPlaneCtx = {
+    store,
+    scheduler: opts.scheduler ?? true,
+    controllers: opts.controllers ?? true,
+  };
+  const createPodAsController = (pod: KObject): Promise<KObject> =>
+    create(
+      admin,
+      def('', 'pods'),
+      {
+        group: '',
+        version: 'v1',
+        plural: 'pods',
+        namespace: pod.metadata.namespace ?? '',
+        name: '',
+        subresource: '',
+        watch: false,
+      },
+      pod,
+      false,
+    );
   function afterWrite(): void {
-    if (controllersQueued) return;
-    controllersQueued = true;
+    queued = true;
+    if (busy) return;
+    busy = true;
     setImmediate(() => {
-      controllersQueued = false;
-      void runControllers(
-        { store, scheduler: opts.scheduler ?? true, controllers: opts.controllers ?? true },
-        (pod) =>
-          create(
-            admin,
-            def('', 'pods'),
-            {
-              group: '',
-              version: 'v1',
-              plural: 'pods',
-              namespace: pod.metadata.namespace ?? '',
-              name: '',
-              subresource: '',
-              watch: false,
-            },
-            pod,
-            false,
-          ),
-        (d, ns, name) => remove(d, ns, name, 'Background'),
-      ).catch((err: unknown) => {
-        controllerErrors.push(err);
-      });
+      void (async () => {
+        while (queued) {
+          queued = false;
+          try {
+            await runControllers(controlPlaneCtx, createPodAsController, (d, ns, name) =>
+              remove(d, ns, name, 'Background'),
+            );
+          } catch (err) {
+            controllerErrors.push(err);
+          }
+        }
+        busy = false;
+      })();
     });
   }
+  store.changes.on('change', (c: Change) => {
+    if (CONTROLLED.has(c.def.kind)) afterWrite();
+  });
   const controllerErrors: unknown[] = [];
   const admin: UserInfo = { username: 'system:kube-controller-manager', groups: [MASTERS] };
 
@@ -1139,7 +1165,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         const propagation =
           query.get('propagationPolicy') ?? opts2.propagationPolicy ?? 'Background';
         const gone = remove(d, path.namespace, path.name, propagation) ?? existing;
-        afterWrite();
         if (d.group === '' && (d.plural === 'namespaces' || d.plural === 'pods')) {
           gone.metadata.deletionTimestamp ??= timestamp(now());
           if (d.plural === 'namespaces') gone['status'] = { phase: 'Terminating' };
@@ -1163,7 +1188,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         if (!dryRun)
           for (const o of items)
             remove(d, o.metadata.namespace ?? '', o.metadata.name ?? '', 'Background');
-        afterWrite();
         return send(res, 200, listOf(d, items));
       }
       default:
@@ -1354,7 +1378,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           metadata: { ...obj.metadata, resourceVersion: existing.metadata.resourceVersion ?? '' },
         });
       }
-      afterWrite();
       return saved;
     },
     mintToken(namespace, serviceAccount, seconds = 3600, bound) {
