@@ -312,7 +312,12 @@ describe('tokens and RBAC', () => {
         body: { spec: { audiences: [], expirationSeconds: 60 } },
       }),
     );
-    expect(tooShort.code).toBe(422);
+    expect(tooShort).toEqual({
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'TokenRequest.authentication.k8s.io "buyer" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+    });
     const before = Date.now();
     const tr = await core.createNamespacedServiceAccountToken({
       namespace: 'tok',
@@ -407,7 +412,9 @@ describe('tokens and RBAC', () => {
     );
     expect(beyond.code).toBe(403);
     expect(beyond.reason).toBe('Forbidden');
-    expect(beyond.message).toContain('is attempting to grant RBAC permissions not currently held');
+    expect(beyond.message).toContain(
+      'roles.rbac.authorization.k8s.io "more" is forbidden: user "system:serviceaccount:gpux-system:agent" (groups=["system:serviceaccounts" "system:serviceaccounts:gpux-system" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:',
+    );
     expect(beyond.message).toContain(
       '{APIGroups:["apps"], Resources:["deployments"], Verbs:["create"]}',
     );

@@ -428,7 +428,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           d.group,
           d.plural,
           name,
-          `user "${user.username}" (groups=${JSON.stringify(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
+          `user "${user.username}" (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
         );
       }
     } else if (d.plural === 'rolebindings' || d.plural === 'clusterrolebindings') {
@@ -449,7 +449,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           d.group,
           d.plural,
           name,
-          `user "${user.username}" (groups=${JSON.stringify(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
+          `user "${user.username}" (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
         );
       }
     }
