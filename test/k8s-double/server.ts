@@ -17,7 +17,7 @@ import { handleExecUpgrade } from './exec.js';
 import type { ExecRunner } from './exec.js';
 import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.js';
 import type { Json } from './patch.js';
-import { decodeSelfSubjectAccessReview } from './protobuf.js';
+import { decodeSelfSubjectAccessReview, decodeSelfSubjectRulesReview } from './protobuf.js';
 import { formatQuantity, parseQuantity } from './quantity.js';
 import { authorize, MASTERS, rulesFor, uncovered } from './rbac.js';
 import type { Attributes, PolicyRule, RbacObjects, RoleRef, UserInfo } from './rbac.js';
@@ -969,6 +969,12 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         } catch (err) {
           throw errors.badRequest(String(err));
         }
+      } else if (isProto && d.plural === 'selfsubjectrulesreviews') {
+        try {
+          parsed = decodeSelfSubjectRulesReview(body);
+        } catch (err) {
+          throw errors.badRequest(String(err));
+        }
       } else if (isProto) throw errors.unsupportedMediaType(contentType);
       else parsed = parseJson(body);
       entry['body'] = parsed;
@@ -1010,6 +1016,62 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         metadata: { creationTimestamp: null },
         spec,
         status: allowed ? { allowed: true, reason: 'RBAC: allowed' } : { allowed: false },
+      });
+    }
+    if (d.plural === 'selfsubjectrulesreviews') {
+      const namespace =
+        (isObject(parsed) && isObject(parsed['spec']) ? parsed['spec']['namespace'] : undefined) ??
+        '';
+      if (typeof namespace !== 'string' || namespace === '') {
+        throw errors.invalid(
+          'SelfSubjectRulesReview',
+          'authorization.k8s.io',
+          '',
+          'spec.namespace: Required value',
+        );
+      }
+      const rules = user.groups.includes(MASTERS)
+        ? [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]
+        : rulesFor(rbacObjects, user, namespace);
+      const resourceRules = [
+        {
+          verbs: ['create'],
+          apiGroups: ['authorization.k8s.io'],
+          resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+        },
+        ...rules
+          .filter((r) => r.nonResourceURLs === undefined || r.nonResourceURLs.length === 0)
+          .map((r) => ({
+            verbs: r.verbs,
+            apiGroups: r.apiGroups ?? [],
+            resources: r.resources ?? [],
+            ...(r.resourceNames === undefined ? {} : { resourceNames: r.resourceNames }),
+          })),
+      ];
+      return send(res, 201, {
+        kind: 'SelfSubjectRulesReview',
+        apiVersion: 'authorization.k8s.io/v1',
+        metadata: { creationTimestamp: null },
+        spec: { namespace },
+        status: {
+          resourceRules,
+          nonResourceRules: [
+            {
+              verbs: ['get'],
+              nonResourceURLs: [
+                '/api',
+                '/api/*',
+                '/apis',
+                '/apis/*',
+                '/version',
+                '/healthz',
+                '/livez',
+                '/readyz',
+              ],
+            },
+          ],
+          incomplete: false,
+        },
       });
     }
     if (d.plural === 'selfsubjectreviews') {
