@@ -717,6 +717,46 @@ describe('exec over WebSocket', () => {
     expect(await done).toEqual({ metadata: {}, status: 'Success' });
   });
 
+  it("deleting the pod ends a session into it with the container's death", async () => {
+    d.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'doomed', namespace: 'ex' },
+      spec: { nodeName: 'gpu-1', containers: [{ name: 'main', image: 'cuda' }] },
+    });
+    for (let i = 0; i < 100; i++) {
+      const phase = (d.get('v1', 'Pod', 'ex', 'doomed')?.['status'] as { phase?: string }).phase;
+      if (phase === 'Running') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const exec = new Exec(config(d.adminToken));
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString()));
+    let finish: (s: V1Status) => void = () => undefined;
+    const done = new Promise<V1Status>((resolve) => (finish = resolve));
+    await exec.exec(
+      'ex',
+      'doomed',
+      'main',
+      ['sh', '-c', 'echo started; exec sleep 600'],
+      stdout,
+      null,
+      null,
+      false,
+      finish,
+    );
+    for (let i = 0; i < 250 && !out.includes('started'); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const del = await d.call('DELETE', '/api/v1/namespaces/ex/pods/doomed');
+    expect(del.status).toBe(200);
+    expect(await done).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '137' }] },
+    });
+  });
+
   it('refuses exec without create on pods/exec', async () => {
     d.put({
       apiVersion: 'v1',

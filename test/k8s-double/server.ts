@@ -1352,7 +1352,12 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
       sessions,
     });
   });
-  const sessions = new Set<() => void>();
+  const sessions = new Map<() => void, { podUid: string; kill: () => void }>();
+  // A deleted pod's containers die, and with them the exec sessions into it.
+  store.changes.on('change', (c: Change) => {
+    if (c.type !== 'DELETED' || c.def.kind !== 'Pod') return;
+    for (const s of sessions.values()) if (s.podUid === c.object.metadata.uid) s.kill();
+  });
 
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -1491,7 +1496,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     },
     async stop() {
       for (const t of timers) clearTimeout(t);
-      for (const end of sessions) end();
+      for (const end of [...sessions.keys()]) end();
       for (const res of open) res.end();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
