@@ -180,8 +180,9 @@ function schedule(store: Store): void {
     }
     const reasons = new Map<string, number>();
     let chosen: KObject | undefined;
+    const placed = store.list(podDef, '');
     for (const node of nodes) {
-      const why = unfit(pod, node, store.list(podDef, ''));
+      const why = unfit(pod, node, placed);
       if (why === undefined) {
         chosen = node;
         break;

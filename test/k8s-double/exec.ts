@@ -146,7 +146,8 @@ export function handleExecUpgrade(
     stdin: boolean;
     runner?: ExecRunner;
     /** Ends every open session (on stop). */
-    sessions: Set<() => void>;
+    /** Open sessions: their end (close the socket), by the pod's uid and its process's kill. */
+    sessions: Map<() => void, { podUid: string; kill: () => void }>;
   },
 ): void {
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
@@ -175,7 +176,7 @@ export function handleExecUpgrade(
       proc.kill();
       ws.terminate();
     };
-    session.sessions.add(end);
+    session.sessions.set(end, { podUid: session.pod.metadata.uid ?? '', kill: () => proc.kill() });
     proc.onOutput((stream, data) => send(session.tty ? 1 : stream, data));
     proc.onExit((code) => {
       session.sessions.delete(end);

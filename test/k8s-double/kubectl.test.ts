@@ -158,6 +158,15 @@ describe.each([27, 33])('kubectl 1.%i against the double', (minor) => {
     expect(ssar.every((q) => q.user === 'system:serviceaccount:lease-a:buyer')).toBe(true);
   });
 
+  it('auth can-i --list shows the Role in its namespace, and nothing of it elsewhere', async () => {
+    const mine = await kubectl(config, 'auth', 'can-i', '--list', '-n', 'lease-a');
+    expect(mine.code).toBe(0);
+    expect(mine.stdout).toMatch(/^pods\/exec\s+\[\]\s+\[\]\s+\[get create\]$/m);
+    const other = await kubectl(config, 'auth', 'can-i', '--list', '-n', 'lease-b');
+    expect(other.code).toBe(0);
+    expect(other.stdout).not.toContain('pods');
+  });
+
   it('is refused in another namespace and cluster-wide', async () => {
     const get = await kubectl(config, 'get', 'pods', '-n', 'lease-b');
     expect(get.code).toBe(1);

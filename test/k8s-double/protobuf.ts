@@ -105,3 +105,13 @@ export function decodeSelfSubjectAccessReview(body: Buffer): Decoded {
   }
   return out;
 }
+
+/** Decodes a protobuf-encoded SelfSubjectRulesReview (`kubectl auth can-i --list`): spec(2).namespace(1). */
+export function decodeSelfSubjectRulesReview(body: Buffer): { spec: { namespace?: string } } {
+  if (!body.subarray(0, 4).equals(MAGIC)) throw new Error('not a Kubernetes protobuf body');
+  const unknown = fields(body.subarray(4));
+  const review = fields(bytes(unknown, 2) ?? Buffer.alloc(0));
+  const spec = fields(bytes(review, 2) ?? Buffer.alloc(0));
+  const namespace = str(spec, 1);
+  return { spec: namespace === undefined ? {} : { namespace } };
+}

@@ -115,6 +115,10 @@ export const RESOURCES: readonly ResourceDef[] = [
     verbs: ['create'],
     virtual: true,
   }),
+  r('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, {
+    verbs: ['create'],
+    virtual: true,
+  }),
   r('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, {
     verbs: ['create'],
     virtual: true,

@@ -17,7 +17,7 @@ import { handleExecUpgrade } from './exec.js';
 import type { ExecRunner } from './exec.js';
 import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.js';
 import type { Json } from './patch.js';
-import { decodeSelfSubjectAccessReview } from './protobuf.js';
+import { decodeSelfSubjectAccessReview, decodeSelfSubjectRulesReview } from './protobuf.js';
 import { formatQuantity, parseQuantity } from './quantity.js';
 import { authorize, MASTERS, rulesFor, uncovered } from './rbac.js';
 import type { Attributes, PolicyRule, RbacObjects, RoleRef, UserInfo } from './rbac.js';
@@ -68,6 +68,11 @@ export interface K8sDoubleOptions {
     path: string;
   }) => string | undefined;
   readonly port?: number;
+  /**
+   * How long a deleted namespace stays Terminating (its content goes at once,
+   * new content is refused with 403). Default 0: gone at once.
+   */
+  readonly namespaceTerminationMs?: number;
 }
 
 export interface RecordedRequest {
@@ -108,6 +113,13 @@ export interface K8sDouble {
   readonly adminToken: string;
   /** Every request so far, in order. */
   readonly requests: RecordedRequest[];
+  /**
+   * The resource requests so far (discovery left out), one line each:
+   * `<verb> <resource>[/<sub>][.<group>] <ns>/<name> <status>`, e.g.
+   * `create rolebindings.rbac.authorization.k8s.io lease-1/buyer 201`;
+   * only `user`'s when given.
+   */
+  calls(user?: string): string[];
   readonly store: Store;
   /** A kubeconfig (JSON, which is YAML) for the double with this token. */
   kubeconfigFor(token: string, namespace?: string): string;
@@ -416,7 +428,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           d.group,
           d.plural,
           name,
-          `user "${user.username}" (groups=${JSON.stringify(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
+          `user "${user.username}" (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
         );
       }
     } else if (d.plural === 'rolebindings' || d.plural === 'clusterrolebindings') {
@@ -437,7 +449,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           d.group,
           d.plural,
           name,
-          `user "${user.username}" (groups=${JSON.stringify(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
+          `user "${user.username}" (groups=[${user.groups.map((g) => JSON.stringify(g)).join(' ')}]) is attempting to grant RBAC permissions not currently held:\n${missing.join('\n')}`,
         );
       }
     }
@@ -595,7 +607,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     checkQuota(d, admitted, path.namespace);
     if (dryRun) return admitted;
     const saved = store.insert(d, admitted);
-    afterWrite();
     return saved;
   }
 
@@ -644,7 +655,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     if (existing.metadata.deletionTimestamp === undefined) delete merged.metadata.deletionTimestamp;
     else merged.metadata.deletionTimestamp = existing.metadata.deletionTimestamp;
     const saved = store.update(d, merged);
-    afterWrite();
     return saved;
   }
 
@@ -673,6 +683,26 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     name: string,
     propagation: string,
   ): KObject | undefined {
+    const terminationMs = opts.namespaceTerminationMs ?? 0;
+    if (d.group === '' && d.plural === 'namespaces' && terminationMs > 0) {
+      // Terminating first: content goes, new content is refused, the namespace itself later.
+      const ns = store.get(d, '', name);
+      if (ns === undefined) return undefined;
+      for (const { def: od, object } of store.inNamespace(name)) {
+        store.remove(od, name, object.metadata.name ?? '');
+      }
+      if (ns.metadata.deletionTimestamp !== undefined) return ns;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        store.remove(d, '', name);
+      }, terminationMs);
+      timers.add(timer);
+      return store.update(d, {
+        ...ns,
+        metadata: { ...ns.metadata, deletionTimestamp: timestamp(now()) },
+        status: { phase: 'Terminating' },
+      });
+    }
     const gone = store.remove(d, namespace, name);
     if (gone === undefined) return undefined;
     if (d.group === '' && d.plural === 'namespaces') {
@@ -690,36 +720,65 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     return gone;
   }
 
-  let controllersQueued = false;
+  const timers = new Set<NodeJS.Timeout>();
+  // The control plane's passes: after any change to what controllers or the
+  // scheduler look at, one pass at a time, again while changes keep coming.
+  const CONTROLLED = new Set([
+    'Pod',
+    'Node',
+    'Deployment',
+    'ReplicaSet',
+    'StatefulSet',
+    'ResourceQuota',
+    'Namespace',
+    'MutatingWebhookConfiguration',
+  ]);
+  let queued = false;
+  let busy = false;
+  const controlPlaneCtx = {
+    store,
+    scheduler: opts.scheduler ?? true,
+    controllers: opts.controllers ?? true,
+  };
+  const createPodAsController = (pod: KObject): Promise<KObject> =>
+    create(
+      admin,
+      def('', 'pods'),
+      {
+        group: '',
+        version: 'v1',
+        plural: 'pods',
+        namespace: pod.metadata.namespace ?? '',
+        name: '',
+        subresource: '',
+        watch: false,
+      },
+      pod,
+      false,
+    );
   function afterWrite(): void {
-    if (controllersQueued) return;
-    controllersQueued = true;
+    queued = true;
+    if (busy) return;
+    busy = true;
     setImmediate(() => {
-      controllersQueued = false;
-      void runControllers(
-        { store, scheduler: opts.scheduler ?? true, controllers: opts.controllers ?? true },
-        (pod) =>
-          create(
-            admin,
-            def('', 'pods'),
-            {
-              group: '',
-              version: 'v1',
-              plural: 'pods',
-              namespace: pod.metadata.namespace ?? '',
-              name: '',
-              subresource: '',
-              watch: false,
-            },
-            pod,
-            false,
-          ),
-        (d, ns, name) => remove(d, ns, name, 'Background'),
-      ).catch((err: unknown) => {
-        controllerErrors.push(err);
-      });
+      void (async () => {
+        while (queued) {
+          queued = false;
+          try {
+            await runControllers(controlPlaneCtx, createPodAsController, (d, ns, name) =>
+              remove(d, ns, name, 'Background'),
+            );
+          } catch (err) {
+            controllerErrors.push(err);
+          }
+        }
+        busy = false;
+      })();
     });
   }
+  store.changes.on('change', (c: Change) => {
+    if (CONTROLLED.has(c.def.kind)) afterWrite();
+  });
   const controllerErrors: unknown[] = [];
   const admin: UserInfo = { username: 'system:kube-controller-manager', groups: [MASTERS] };
 
@@ -910,6 +969,12 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         } catch (err) {
           throw errors.badRequest(String(err));
         }
+      } else if (isProto && d.plural === 'selfsubjectrulesreviews') {
+        try {
+          parsed = decodeSelfSubjectRulesReview(body);
+        } catch (err) {
+          throw errors.badRequest(String(err));
+        }
       } else if (isProto) throw errors.unsupportedMediaType(contentType);
       else parsed = parseJson(body);
       entry['body'] = parsed;
@@ -951,6 +1016,62 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         metadata: { creationTimestamp: null },
         spec,
         status: allowed ? { allowed: true, reason: 'RBAC: allowed' } : { allowed: false },
+      });
+    }
+    if (d.plural === 'selfsubjectrulesreviews') {
+      const namespace =
+        (isObject(parsed) && isObject(parsed['spec']) ? parsed['spec']['namespace'] : undefined) ??
+        '';
+      if (typeof namespace !== 'string' || namespace === '') {
+        throw errors.invalid(
+          'SelfSubjectRulesReview',
+          'authorization.k8s.io',
+          '',
+          'spec.namespace: Required value',
+        );
+      }
+      const rules = user.groups.includes(MASTERS)
+        ? [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]
+        : rulesFor(rbacObjects, user, namespace);
+      const resourceRules = [
+        {
+          verbs: ['create'],
+          apiGroups: ['authorization.k8s.io'],
+          resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+        },
+        ...rules
+          .filter((r) => r.nonResourceURLs === undefined || r.nonResourceURLs.length === 0)
+          .map((r) => ({
+            verbs: r.verbs,
+            apiGroups: r.apiGroups ?? [],
+            resources: r.resources ?? [],
+            ...(r.resourceNames === undefined ? {} : { resourceNames: r.resourceNames }),
+          })),
+      ];
+      return send(res, 201, {
+        kind: 'SelfSubjectRulesReview',
+        apiVersion: 'authorization.k8s.io/v1',
+        metadata: { creationTimestamp: null },
+        spec: { namespace },
+        status: {
+          resourceRules,
+          nonResourceRules: [
+            {
+              verbs: ['get'],
+              nonResourceURLs: [
+                '/api',
+                '/api/*',
+                '/apis',
+                '/apis/*',
+                '/version',
+                '/healthz',
+                '/livez',
+                '/readyz',
+              ],
+            },
+          ],
+          incomplete: false,
+        },
       });
     }
     if (d.plural === 'selfsubjectreviews') {
@@ -1106,9 +1227,8 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         const propagation =
           query.get('propagationPolicy') ?? opts2.propagationPolicy ?? 'Background';
         const gone = remove(d, path.namespace, path.name, propagation) ?? existing;
-        afterWrite();
         if (d.group === '' && (d.plural === 'namespaces' || d.plural === 'pods')) {
-          gone.metadata.deletionTimestamp = timestamp(now());
+          gone.metadata.deletionTimestamp ??= timestamp(now());
           if (d.plural === 'namespaces') gone['status'] = { phase: 'Terminating' };
           return send(res, 200, gone);
         }
@@ -1130,7 +1250,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
         if (!dryRun)
           for (const o of items)
             remove(d, o.metadata.namespace ?? '', o.metadata.name ?? '', 'Background');
-        afterWrite();
         return send(res, 200, listOf(d, items));
       }
       default:
@@ -1233,7 +1352,12 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
       sessions,
     });
   });
-  const sessions = new Set<() => void>();
+  const sessions = new Map<() => void, { podUid: string; kill: () => void }>();
+  // A deleted pod's containers die, and with them the exec sessions into it.
+  store.changes.on('change', (c: Change) => {
+    if (c.type !== 'DELETED' || c.def.kind !== 'Pod') return;
+    for (const s of sessions.values()) if (s.podUid === c.object.metadata.uid) s.kill();
+  });
 
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -1247,6 +1371,14 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     adminToken,
     requests,
     store,
+    calls(user) {
+      return requests
+        .filter((r) => r.verb !== undefined && (user === undefined || r.user === user))
+        .map((r) => {
+          const res = `${r.resource ?? ''}${r.subresource ? `/${r.subresource}` : ''}${r.group ? `.${r.group}` : ''}`;
+          return `${r.verb ?? ''} ${res} ${r.namespace ?? ''}/${r.name ?? ''} ${r.status}`;
+        });
+    },
     kubeconfigFor(token, namespace) {
       return JSON.stringify(
         {
@@ -1313,7 +1445,6 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
           metadata: { ...obj.metadata, resourceVersion: existing.metadata.resourceVersion ?? '' },
         });
       }
-      afterWrite();
       return saved;
     },
     mintToken(namespace, serviceAccount, seconds = 3600, bound) {
@@ -1364,7 +1495,8 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
       });
     },
     async stop() {
-      for (const end of sessions) end();
+      for (const t of timers) clearTimeout(t);
+      for (const end of [...sessions.keys()]) end();
       for (const res of open) res.end();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -75,7 +75,7 @@ export const errors = {
       details(group, plural, name),
     ),
   invalid: (kind: string, group: string, name: string, message: string): ApiError =>
-    new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${message}`, {
+    new ApiError(422, 'Invalid', `${qualified(group, kind)} "${name}" is invalid: ${message}`, {
       kind,
       name,
       ...(group === '' ? {} : { group }),

@@ -80,11 +80,8 @@ export class Store {
       if (def.namespaced && namespace !== '' && o.metadata.namespace !== namespace) continue;
       out.push(structuredClone(o));
     }
-    return out.sort((a, b) =>
-      id(a.metadata.namespace ?? '', a.metadata.name ?? '').localeCompare(
-        id(b.metadata.namespace ?? '', b.metadata.name ?? ''),
-      ),
-    );
+    const k = (o: KObject): string => id(o.metadata.namespace ?? '', o.metadata.name ?? '');
+    return out.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
   }
 
   /** Stores a new object: fills uid, resourceVersion, creationTimestamp, generation. */
