@@ -8,10 +8,10 @@
 // once, removes the namespace and kills the token. The revocation time is
 // printed (against the double: no scheduling, no image pull).
 
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,21 +21,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExchangeDouble } from './agent-exchange-double.js';
 import type { K8sDouble } from './k8s-double/index.js';
 import { K8sCluster } from './support/k8s-cluster.js';
+import { kubectlIn } from './support/kubectl.js';
+import {
+  makeSshKey,
+  openSession,
+  parseEndpoint,
+  runSsh,
+  writeKnownHosts,
+} from './support/ssh-client.js';
+import type { SshKey, SshTarget } from './support/ssh-client.js';
 
 const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'gpux-agent-k8s-')));
 const stateDir = join(scratch, 'state');
-const key = join(scratch, 'buyer');
-const knownHosts = join(scratch, 'known_hosts');
 const NODE = 'gpu-k8s-1';
+const kubectl = kubectlIn(scratch);
 
 let exchange: ExchangeDouble;
 let k8s: K8sDouble;
 let agent: ChildProcess | undefined;
 let output = '';
 let cluster: K8sCluster;
-let kubectlRuns = 0;
+let key: SshKey;
 
 async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -45,70 +53,8 @@ async function until(what: string, cond: () => boolean | Promise<boolean>): Prom
   throw new Error(`gave up waiting for ${what}\n${output}`);
 }
 
-function ssh(target: string, port: number, command: string): ChildProcess {
-  return spawn('ssh', [
-    '-F',
-    '/dev/null',
-    '-o',
-    'StrictHostKeyChecking=yes',
-    '-o',
-    `UserKnownHostsFile=${knownHosts}`,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'IdentityAgent=none',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'LogLevel=ERROR',
-    '-i',
-    key,
-    '-p',
-    String(port),
-    target,
-    command,
-  ]);
-}
-
-async function run(
-  child: ChildProcess,
-): Promise<{ code: number | null; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out, err };
-}
-
-/** The real kubectl with a kubeconfig and a cold discovery cache (async: the double runs here). */
-function kubectl(kubeconfig: string, ...args: string[]): Promise<{ code: number; out: string }> {
-  const dir = join(scratch, `kubectl-${++kubectlRuns}`);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'config'), kubeconfig);
-  return new Promise((resolve) => {
-    execFile(
-      'kubectl',
-      args,
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: dir,
-          KUBECONFIG: join(dir, 'config'),
-          KUBECACHEDIR: join(dir, 'cache'),
-        },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-        resolve({ code, out: stdout + stderr });
-      },
-    );
-  });
-}
-
 beforeAll(async () => {
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'buyer', '-f', key]);
+  key = makeSshKey(scratch, 'buyer');
   exchange = new ExchangeDouble({ natsUrl: NATS_URL, ackWaitMs: 1_500 });
   await exchange.start();
   cluster = await K8sCluster.start([NODE]);
@@ -151,7 +97,7 @@ describe('the agent in kubernetes mode, end to end', () => {
     expect(beat.nodes[0]).toMatchObject({ hostname: NODE, healthy: true });
     expect(beat.nodes[0]?.gpus.map((g) => g.name)).toEqual(Array(8).fill('NVIDIA-H100-80GB-HBM3'));
 
-    const lease = exchange.addLease(clusterId, [NODE], [readFileSync(`${key}.pub`, 'utf8').trim()]);
+    const lease = exchange.addLease(clusterId, [NODE], [key.publicKey]);
     await exchange.publish(lease);
     await until(
       'ReportProvisioned',
@@ -165,12 +111,14 @@ describe('the agent in kubernetes mode, end to end', () => {
     const pods = k8s.list('v1', 'Pod', lease.namespace);
     expect(pods.map((p) => (p['spec'] as { nodeName?: string }).nodeName)).toEqual([NODE]);
 
-    const m = /^([^@]+)@([^:]+):(\d+)$/.exec(report.sshEndpoints[0]?.endpoint ?? '');
-    const [, user = '', host = '', portText = '0'] = m ?? [];
-    const port = Number(portText);
-    writeFileSync(knownHosts, `[${host}]:${port} ${report.sshHostKeys[0] ?? ''}\n`);
-    const login = await run(ssh(`${user}@${host}`, port, 'echo in-the-workspace; exit 3'));
-    expect(login, output).toMatchObject({ code: 3, out: 'in-the-workspace\n' });
+    const endpoint = parseEndpoint(report.sshEndpoints[0]?.endpoint ?? '');
+    const target: SshTarget = {
+      endpoint,
+      key,
+      knownHosts: writeKnownHosts(join(scratch, 'known_hosts'), endpoint, report.sshHostKeys),
+    };
+    const login = await runSsh(target, 'echo in-the-workspace; exit 3');
+    expect(login, output).toMatchObject({ code: 3, stdout: 'in-the-workspace\n' });
 
     // The reported kubeconfig with the real kubectl: its namespace only.
     expect(
@@ -185,28 +133,24 @@ describe('the agent in kubernetes mode, end to end', () => {
       '-n',
       lease.namespace,
     );
-    expect(canI.out.trim()).toBe('yes');
+    expect(canI.stdout.trim()).toBe('yes');
     expect((await kubectl(report.kubeconfig, 'get', 'pods', '-n', 'gpux-system')).code).not.toBe(0);
     expect((await kubectl(report.kubeconfig, 'get', 'nodes')).code).not.toBe(0);
 
-    const session = ssh(`${user}@${host}`, port, 'echo started; sleep 60');
-    const ended = run(session);
-    let started = '';
-    session.stdout?.on('data', (b: Buffer) => (started += b.toString()));
-    await until('the session running', () => started.includes('started'));
+    const session = await openSession(target);
 
     const t0 = performance.now();
     await exchange.publish(exchange.endLease(clusterId, lease.lease_id));
-    const closed = await ended;
+    const closed = await session.ended;
     const sessionClosedMs = performance.now() - t0;
     expect(closed.code).toBe(255);
-    expect(closed.err).toContain(`gpux: lease ${lease.lease_id} terminated`);
+    expect(closed.stderr).toContain(`gpux: lease ${lease.lease_id} terminated`);
     await until('ReportRevoked', () => exchange.of('reportRevoked', clusterId).length === 1);
     const revokedMs = performance.now() - t0;
     expect(k8s.get('v1', 'Namespace', '', lease.namespace)).toBeUndefined();
     const after = await kubectl(report.kubeconfig, 'get', 'pods', '-n', lease.namespace);
     expect(after.code).not.toBe(0);
-    expect(after.out).toMatch(/Unauthorized|must be logged in/);
+    expect(after.stderr).toMatch(/Unauthorized|must be logged in/);
     console.log(
       `kubernetes revocation against the API double: session closed ${sessionClosedMs.toFixed(0)} ms, access gone and reported ${revokedMs.toFixed(0)} ms after the revoke event`,
     );

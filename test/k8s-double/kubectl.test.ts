@@ -7,50 +7,18 @@
 // dispatcher picks for 1.27 (SelfSubjectAccessReview as JSON) and 1.33
 // (as protobuf).
 
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { kubectlIn } from '../support/kubectl.js';
 import { startK8sDouble } from './index.js';
 import type { K8sDouble, KObject } from './index.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 const scratch = mkdtempSync(join(tmpdir(), 'k8s-double-kubectl-'));
-let n = 0;
-
-/** Runs kubectl with its own kubeconfig and a cold discovery cache (async: the double runs in this process). */
-function kubectl(kubeconfig: string, ...args: string[]): Promise<Run> {
-  const dir = join(scratch, String(++n));
-  const config = join(scratch, `${n}.kubeconfig`);
-  writeFileSync(config, kubeconfig);
-  return new Promise((resolve) => {
-    execFile(
-      'kubectl',
-      args,
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-          HOME: dir,
-          KUBECONFIG: config,
-          KUBECACHEDIR: join(dir, 'cache'),
-        },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const kubectl = kubectlIn(scratch);
 
 function ns(name: string): KObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
