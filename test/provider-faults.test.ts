@@ -29,31 +29,12 @@ import { startAgentProcess } from './support/agent-process.js';
 import type { AgentProcess } from './support/agent-process.js';
 import { PrivateNats } from './support/nats-server.js';
 import { ProviderStack } from './support/provider-stack.js';
-import type { Account } from './support/provider-stack.js';
-
-interface Transaction {
-  readonly transaction_kind: string;
-  readonly kind: string;
-  readonly amount: number;
-  readonly lease_id: string | null;
-}
 
 /** A market buy of one node (8 GPUs) that fills; its lease id. */
 async function buyNode(stack: ProviderStack, token = stack.buyer.token, hours = 2) {
-  const order = await stack.ok('POST', '/v1/orders', token, {
-    side: 'buy',
-    gpu_type: stack.gpuType,
-    zone: stack.zone,
-    gpu_count: 8,
-    duration_hours: hours,
-  });
+  const order = await stack.buyNode(token, hours);
   expect(order['status']).toBe('filled');
   return order['lease_id'] as string;
-}
-
-async function transactions(stack: ProviderStack, who: Account): Promise<Transaction[]> {
-  const t = await stack.ok('GET', '/v1/account/transactions?limit=100', who.token);
-  return t['transactions'] as Transaction[];
 }
 
 /** One query on the stack's database (what the exchange keeps). */
@@ -195,9 +176,9 @@ describe('the agent and the exchange as processes, under faults', () => {
         leaseId,
       ]),
     ).toEqual([{ reported_ms: reportedMs, revoked_ms: null }]);
-    const charges = (await transactions(stack, stack.buyer)).filter((t) => t.lease_id === leaseId);
+    const charges = (await stack.transactions(stack.buyer)).filter((t) => t.lease_id === leaseId);
     expect(charges.map((t) => t.kind).sort()).toEqual(['buyer_charge', 'buyer_fee']);
-    const proceeds = (await transactions(stack, stack.provider)).filter(
+    const proceeds = (await stack.transactions(stack.provider)).filter(
       (t) => t.lease_id === leaseId,
     );
     expect(proceeds.map((t) => t.kind).sort()).toEqual(['seller_fee', 'seller_proceeds']);

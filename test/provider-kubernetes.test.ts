@@ -19,13 +19,7 @@ import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
 import type { Kubectl } from './support/kubectl.js';
 import { ProviderStack } from './support/provider-stack.js';
-import {
-  makeSshKey,
-  openSession,
-  parseEndpoint,
-  runSsh,
-  writeKnownHosts,
-} from './support/ssh-client.js';
+import { leaseTarget, makeSshKey, openSession, runSsh } from './support/ssh-client.js';
 import type { SshKey, SshTarget } from './support/ssh-client.js';
 
 const ASK = 2.5;
@@ -73,13 +67,7 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
     });
     // GPUs from Node status: the agent lists each Ready node's 8 nvidia.com/gpu.
     await stack.waitForAsks(16);
-    const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
-      side: 'buy',
-      gpu_type: stack.gpuType,
-      zone: stack.zone,
-      gpu_count: 8,
-      duration_hours: HOURS,
-    });
+    const order = await stack.buyNode(stack.buyer.token, HOURS);
     expect(order).toMatchObject({ status: 'filled', matched_price: ASK });
     leaseId = order['lease_id'] as string;
 
@@ -96,16 +84,9 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
     const pods = cluster.double.list('v1', 'Pod', namespace);
     expect(pods.map((p) => (p['spec'] as { nodeName?: string }).nodeName)).toEqual(leaseNodes);
 
-    const endpoints = lease['ssh_endpoints'] as string[];
-    expect(endpoints).toHaveLength(1);
-    const endpoint = parseEndpoint(endpoints[0] ?? '');
-    expect(endpoint).toMatchObject({ host: '127.0.0.1', port: stack.agent?.sshPort });
-    const knownHosts = writeKnownHosts(
-      join(stack.dir, 'known_hosts'),
-      endpoint,
-      lease['ssh_host_keys'] as string[],
-    );
-    target = { endpoint, key, knownHosts };
+    expect(lease['ssh_endpoints']).toHaveLength(1);
+    target = leaseTarget(lease, key, join(stack.dir, 'known_hosts'));
+    expect(target.endpoint).toMatchObject({ host: '127.0.0.1', port: stack.agent?.sshPort });
   });
 
   it('the real OpenSSH client, pinned to the reported host key, runs a command in the workspace pod', async () => {
@@ -153,15 +134,12 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
 
   it('terminate (D26): session closed, login refused, token dead everywhere, namespace gone, kubeconfig 404, refund', async () => {
     const session = await openSession(target);
-    const balanceBefore = (await stack.ok('GET', '/v1/account', stack.buyer.token))[
-      'balance'
-    ] as number;
+    const balanceBefore = await stack.balance();
 
     const t0 = performance.now();
-    const terminated = await stack.ok('DELETE', `/v1/leases/${leaseId}`, stack.buyer.token);
+    const { rate, refund } = await stack.terminate(leaseId);
     const answeredMs = performance.now() - t0;
-    expect(terminated).toMatchObject({ lease_id: leaseId, status: 'terminated', rate: ASK });
-    const refund = terminated['refund_amount'] as number;
+    expect(rate).toBe(ASK);
     expect(refund).toBeGreaterThan(0);
 
     const closed = await session.ended;
@@ -204,14 +182,11 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
       end_reason: 'terminated',
       ssh_endpoints: [],
     });
-    const txs = await stack.ok('GET', '/v1/account/transactions?limit=100', stack.buyer.token);
-    const rows = txs['transactions'] as { kind: string; amount: number; lease_id: string }[];
-    expect(rows.filter((r) => r.lease_id === leaseId && r.kind === 'refund')).toEqual([
-      expect.objectContaining({ amount: refund }),
-    ]);
-    const balanceAfter = (await stack.ok('GET', '/v1/account', stack.buyer.token))[
-      'balance'
-    ] as number;
+    const refunds = (await stack.transactions()).filter(
+      (r) => r.lease_id === leaseId && r.kind === 'refund',
+    );
+    expect(refunds).toEqual([expect.objectContaining({ amount: refund })]);
+    const balanceAfter = await stack.balance();
     expect(balanceAfter).toBeCloseTo(balanceBefore + refund, 2);
 
     console.log(

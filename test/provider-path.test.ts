@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ProviderStack } from './support/provider-stack.js';
 import {
+  leaseTarget,
   makeSshKey,
   openSession,
-  parseEndpoint,
   runSsh,
   sshOptions,
   writeKnownHosts,
@@ -52,13 +52,7 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
 
     // The agent lists each free node at its ask (one sell per node).
     await stack.waitForAsks(16);
-    const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
-      side: 'buy',
-      gpu_type: stack.gpuType,
-      zone: stack.zone,
-      gpu_count: 8,
-      duration_hours: HOURS,
-    });
+    const order = await stack.buyNode(stack.buyer.token, HOURS);
     expect(order).toMatchObject({ status: 'filled', order_type: 'market', matched_price: ASK });
     leaseId = order['lease_id'] as string;
 
@@ -75,12 +69,9 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     const hostKeys = lease['ssh_host_keys'] as string[];
     expect(endpoints).toHaveLength(1);
     expect(hostKeys).toEqual([expect.stringMatching(/^ssh-ed25519 AAAA\S+$/) as string]);
-    const endpoint = parseEndpoint(endpoints[0] ?? '');
-    expect(endpoint).toMatchObject({ host: '127.0.0.1', port: stack.agent?.sshPort });
-
     // known_hosts holds only the key the lease read reported (D32 pinning).
-    const knownHosts = writeKnownHosts(join(stack.dir, 'known_hosts'), endpoint, hostKeys);
-    target = { endpoint, key, knownHosts };
+    target = leaseTarget(lease, key, join(stack.dir, 'known_hosts'));
+    expect(target.endpoint).toMatchObject({ host: '127.0.0.1', port: stack.agent?.sshPort });
     const r = await runSsh(target, 'echo ok');
     expect(r, stack.agent?.output()).toEqual({ code: 0, stdout: 'ok\n', stderr: '' });
   });
@@ -152,13 +143,12 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
   it('terminate (D26): open sessions closed, new logins refused, kubeconfig 404, refund in the ledger', async () => {
     const exec = await openSession(target);
     const pty = await openSession(target, 'pty-open', 'echo pty-open; exec sleep 600', ['-tt']);
-    const before = (await stack.ok('GET', '/v1/account', stack.buyer.token))['balance'] as number;
+    const before = await stack.balance();
 
     const t0 = performance.now();
-    const terminated = await stack.ok('DELETE', `/v1/leases/${leaseId}`, stack.buyer.token);
+    const { rate, refund } = await stack.terminate(leaseId);
     const answeredMs = performance.now() - t0;
-    expect(terminated).toMatchObject({ lease_id: leaseId, status: 'terminated', rate: ASK });
-    const refund = terminated['refund_amount'] as number;
+    expect(rate).toBe(ASK);
     expect(refund).toBeGreaterThan(0);
 
     // Both sessions end with the gateway's message (issue 12: message, kill, close).
@@ -186,8 +176,7 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     });
 
     // The refund is a ledger row of the lease, and the balance moved by it.
-    const txs = await stack.ok('GET', '/v1/account/transactions?limit=100', stack.buyer.token);
-    const rows = txs['transactions'] as { kind: string; amount: number; lease_id: string }[];
+    const rows = await stack.transactions();
     expect(rows.filter((r) => r.lease_id === leaseId && r.kind === 'refund')).toEqual([
       expect.objectContaining({ amount: refund }),
     ]);
@@ -197,7 +186,7 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
       )
       .reduce((sum, r) => sum + r.amount, 0);
     expect(charged).toBeCloseTo(-(ASK * 8 * HOURS * 1.1), 2);
-    const after = (await stack.ok('GET', '/v1/account', stack.buyer.token))['balance'] as number;
+    const after = await stack.balance();
     expect(after).toBeCloseTo(before + refund, 2);
 
     console.log(
@@ -209,22 +198,10 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
 describe('an agent restarted on the same state directory (D30)', () => {
   it('keeps a live lease: same endpoint, same host key, the login still works', async () => {
     await stack.waitForAsks(8);
-    const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
-      side: 'buy',
-      gpu_type: stack.gpuType,
-      zone: stack.zone,
-      gpu_count: 8,
-      duration_hours: HOURS,
-    });
+    const order = await stack.buyNode(stack.buyer.token, HOURS);
     const id = order['lease_id'] as string;
     const before = await stack.waitForLease(id);
-    const endpoint = parseEndpoint((before['ssh_endpoints'] as string[])[0] ?? '');
-    const knownHosts = writeKnownHosts(
-      join(stack.dir, 'known_hosts_restart'),
-      endpoint,
-      before['ssh_host_keys'] as string[],
-    );
-    const live: SshTarget = { endpoint, key, knownHosts };
+    const live = leaseTarget(before, key, join(stack.dir, 'known_hosts_restart'));
     expect((await runSsh(live, 'echo before')).stdout).toBe('before\n');
 
     // D34: SIGTERM drains and exits 0; the lease is not torn down.

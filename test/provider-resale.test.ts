@@ -13,14 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ProviderStack } from './support/provider-stack.js';
-import type { Account } from './support/provider-stack.js';
-import {
-  makeSshKey,
-  openSession,
-  parseEndpoint,
-  runSsh,
-  writeKnownHosts,
-} from './support/ssh-client.js';
+import type { Account, Transaction } from './support/provider-stack.js';
+import { leaseTarget, makeSshKey, openSession, runSsh } from './support/ssh-client.js';
 import type { SshKey, SshTarget } from './support/ssh-client.js';
 
 const ASK = 2.5;
@@ -29,13 +23,6 @@ const HOURS = 3;
 const RESOLD_HOURS = 2;
 const GPUS = 8;
 const HOUR_MS = 3_600_000;
-
-interface Transaction {
-  readonly transaction_kind: string;
-  readonly kind: string;
-  readonly amount: number;
-  readonly lease_id: string | null;
-}
 
 /** n / d rounded half-even (D1), non-negative integers. */
 function halfEven(n: number, d: number): number {
@@ -81,22 +68,11 @@ afterAll(async () => {
 
 /** The lease read's first endpoint, pinned to its reported host key, with `key`. */
 function targetOf(lease: Record<string, unknown>, key: SshKey, name: string): SshTarget {
-  const endpoint = parseEndpoint((lease['ssh_endpoints'] as string[])[0] ?? '');
-  const knownHosts = writeKnownHosts(
-    join(stack.dir, `known_hosts-${name}`),
-    endpoint,
-    lease['ssh_host_keys'] as string[],
-  );
-  return { endpoint, key, knownHosts };
-}
-
-async function transactions(who: Account): Promise<Transaction[]> {
-  const t = await stack.ok('GET', '/v1/account/transactions?limit=100', who.token);
-  return t['transactions'] as Transaction[];
+  return leaseTarget(lease, key, join(stack.dir, `known_hosts-${name}`));
 }
 
 async function balanceCents(who: Account): Promise<number> {
-  return cents((await stack.ok('GET', '/v1/account', who.token))['balance'] as number);
+  return cents(await stack.balance(who));
 }
 
 describe('resale across processes (D27)', () => {
@@ -185,7 +161,7 @@ describe('resale across processes (D27)', () => {
     // The money of D27 (D2 fees of 10 % on each side).
     const charge = cents(ASK) * GPUS * HOURS; // 6000
     const sale = cents(RESALE_PRICE) * GPUS * RESOLD_HOURS; // 4800
-    const rowsA = await transactions(a);
+    const rowsA = await stack.transactions(a);
     const resaleRefund = rowsA.filter((t) => t.transaction_kind === 'resale_refund');
     expect(resaleRefund).toEqual([
       expect.objectContaining({ kind: 'refund', amount: refund / 100, lease_id: leaseA }),
@@ -208,7 +184,7 @@ describe('resale across processes (D27)', () => {
     });
     expect(await balanceCents(a)).toBe(-charge - charge / 10 + sale - sale / 10 + refund);
     // B: the sale and its fee.
-    const rowsB = await transactions(b);
+    const rowsB = await stack.transactions(b);
     expect(rowsB.map((t) => [t.kind, cents(t.amount), t.lease_id]).sort()).toEqual(
       [
         ['buyer_charge', -sale, leaseB],
@@ -217,7 +193,7 @@ describe('resale across processes (D27)', () => {
     );
     expect(await balanceCents(b)).toBe(-sale - sale / 10);
     // The provider: the original fill, less the refunded hours net of the platform's fee.
-    const rowsP = await transactions(stack.provider);
+    const rowsP = await stack.transactions(stack.provider);
     expect(
       rowsP
         .filter((t) => t.kind === 'refund_reversal')

@@ -41,14 +41,8 @@ import { fileURLToPath } from 'node:url';
 
 import { K8sCluster } from '../support/k8s-cluster.js';
 import { ProviderStack } from '../support/provider-stack.js';
-import {
-  makeSshKey,
-  openSession,
-  parseEndpoint,
-  runSsh,
-  writeKnownHosts,
-} from '../support/ssh-client.js';
-import type { SshKey, SshTarget } from '../support/ssh-client.js';
+import { leaseTarget, makeSshKey, openSession, runSsh } from '../support/ssh-client.js';
+import type { SshKey } from '../support/ssh-client.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const USAGE =
@@ -216,13 +210,7 @@ async function oneLease(
 
   const seqAtOrder = cluster?.lastSeq ?? 0;
   const t0 = performance.now();
-  const order = await stack.ok('POST', '/v1/orders', stack.buyer.token, {
-    side: 'buy',
-    gpu_type: stack.gpuType,
-    zone: stack.zone,
-    gpu_count: 8,
-    duration_hours: 1,
-  });
+  const order = await stack.buyNode(stack.buyer.token, 1);
   if (order['status'] !== 'filled') throw new Error(`order not filled: ${JSON.stringify(order)}`);
   const leaseId = order['lease_id'] as string;
 
@@ -236,13 +224,7 @@ async function oneLease(
   const namespace = lease['namespace'] as string;
   const leaseNodes = (lease['nodes'] as string[] | undefined) ?? [];
   const provisionCalls = cluster?.leaseCalls(seqAtOrder, namespace, leaseNodes).length ?? 0;
-  const endpoint = parseEndpoint((lease['ssh_endpoints'] as string[])[0] ?? '');
-  const knownHosts = writeKnownHosts(
-    join(stack.dir, `known_hosts_${i}`),
-    endpoint,
-    lease['ssh_host_keys'] as string[],
-  );
-  const target: SshTarget = { endpoint, key, knownHosts };
+  const target = leaseTarget(lease, key, join(stack.dir, `known_hosts_${i}`));
   await until(`ssh into ${leaseId}`, o.stepTimeoutMs, 0, async () => {
     const r = await runSsh(target, 'echo ok');
     return r.code === 0 && r.stdout === 'ok\n' ? true : undefined;

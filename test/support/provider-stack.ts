@@ -62,6 +62,14 @@ export interface Account {
   readonly token: string;
 }
 
+/** A row of GET /v1/account/transactions. */
+export interface Transaction {
+  readonly transaction_kind: string;
+  readonly kind: string;
+  readonly amount: number;
+  readonly lease_id: string | null;
+}
+
 export interface ApiAnswer {
   readonly status: number;
   /** The parsed JSON body; {} when the body is not JSON (see text). */
@@ -268,6 +276,44 @@ export class ProviderStack {
       scopes,
     });
     return { accountId: a['account_id'] as string, token: a['token'] as string };
+  }
+
+  /** A market buy of one node's 8 GPUs of this stack's type and zone; the order as answered. */
+  async buyNode(
+    token: string = this.buyer.token,
+    hours = 2,
+    gpus = 8,
+  ): Promise<Record<string, unknown>> {
+    return this.ok('POST', '/v1/orders', token, {
+      side: 'buy',
+      gpu_type: this.gpuType,
+      zone: this.zone,
+      gpu_count: gpus,
+      duration_hours: hours,
+    });
+  }
+
+  /** The account's ledger rows (the last 100). */
+  async transactions(who: Account = this.buyer): Promise<Transaction[]> {
+    const t = await this.ok('GET', '/v1/account/transactions?limit=100', who.token);
+    return t['transactions'] as Transaction[];
+  }
+
+  /** The account's balance in dollars. */
+  async balance(who: Account = this.buyer): Promise<number> {
+    return (await this.ok('GET', '/v1/account', who.token))['balance'] as number;
+  }
+
+  /** DELETE /v1/leases/{id} (D26): checked to answer the lease terminated; its rate and refund. */
+  async terminate(
+    leaseId: string,
+    token: string = this.buyer.token,
+  ): Promise<{ rate: number; refund: number }> {
+    const t = await this.ok('DELETE', `/v1/leases/${leaseId}`, token);
+    if (t['lease_id'] !== leaseId || t['status'] !== 'terminated') {
+      throw new Error(`DELETE /v1/leases/${leaseId} answered ${JSON.stringify(t)}`);
+    }
+    return { rate: t['rate'] as number, refund: t['refund_amount'] as number };
   }
 
   /** D31: the provider with its cluster of `nodes`, and a buyer of another organization. */

@@ -80,6 +80,17 @@ export interface SshTarget {
   readonly knownHosts: string;
 }
 
+/** The lease read's first endpoint with `key`, pinned to the lease's reported host keys in `knownHostsFile`. */
+export function leaseTarget(
+  lease: Record<string, unknown>,
+  key: SshKey,
+  knownHostsFile: string,
+): SshTarget {
+  const endpoint = parseEndpoint((lease['ssh_endpoints'] as string[])[0] ?? '');
+  const knownHosts = writeKnownHosts(knownHostsFile, endpoint, lease['ssh_host_keys'] as string[]);
+  return { endpoint, key, knownHosts };
+}
+
 /** Starts `ssh … user@host command` (extra options before the destination). */
 export function spawnSsh(target: SshTarget, command: string, extra: string[] = []): ChildProcess {
   const { endpoint, key, knownHosts } = target;
