@@ -15,6 +15,7 @@ import { connect } from 'node:net';
 import { constants } from 'node:os';
 import * as pty from 'node-pty';
 import { killSessions, membersOf, readProcesses, sessionOf } from './process-tree.js';
+import { ExitLatch } from './exit-latch.js';
 import type { ProcStat, SessionRef } from './process-tree.js';
 import { loopbackAddressOf, readTcpListeners, socketInodesOf } from './tcp-listeners.js';
 import type {
@@ -23,7 +24,6 @@ import type {
   ForwardResult,
   SessionBackend,
   SessionEnv,
-  SessionExit,
   ShellHandle,
   ShellOptions,
 } from './types.js';
@@ -193,27 +193,6 @@ export class LocalWorkspaceBackend implements SessionBackend {
 
   private sessionEnv(client: SessionEnv): Record<string, string> {
     return { ...this.env, ...client, HOME: this.dir, PWD: this.dir };
-  }
-}
-
-/** An exit remembered, so a listener added after it still hears it. */
-class ExitLatch {
-  private exit: SessionExit | undefined;
-  private readonly listeners: ((exit: SessionExit) => void)[] = [];
-
-  get done(): boolean {
-    return this.exit !== undefined;
-  }
-
-  set(exit: SessionExit): void {
-    if (this.exit !== undefined) return;
-    this.exit = exit;
-    for (const l of this.listeners.splice(0)) l(exit);
-  }
-
-  on(listener: (exit: SessionExit) => void): void {
-    if (this.exit !== undefined) listener(this.exit);
-    else this.listeners.push(listener);
   }
 }
 

@@ -21,6 +21,7 @@ import type {
   ShellHandle,
   ShellOptions,
 } from '../../ssh/types.js';
+import { ExitLatch } from '../../ssh/exit-latch.js';
 import { EXIT_STARTING, EXIT_UNAVAILABLE } from '../../ssh/session-channel.js';
 import type { KubeClient } from './kube-client.js';
 import type { PodBackendTarget } from './kubernetes-provisioner.js';
@@ -329,26 +330,5 @@ class ExitLatchData {
   on(listener: (d: Buffer) => void): void {
     this.listener = listener;
     for (const d of this.pending.splice(0)) listener(d);
-  }
-}
-
-/** An exit remembered, so a listener added after it still hears it. */
-class ExitLatch {
-  private exit: SessionExit | undefined;
-  private readonly listeners: ((exit: SessionExit) => void)[] = [];
-
-  get done(): boolean {
-    return this.exit !== undefined;
-  }
-
-  set(exit: SessionExit): void {
-    if (this.exit !== undefined) return;
-    this.exit = exit;
-    for (const l of this.listeners.splice(0)) l(exit);
-  }
-
-  on(listener: (exit: SessionExit) => void): void {
-    if (this.exit !== undefined) listener(this.exit);
-    else this.listeners.push(listener);
   }
 }
