@@ -13,7 +13,7 @@ import { KubeClient, clusterCaPem, loadKubeConfig } from './provisioner/kubernet
 import { KubernetesProvisioner } from './provisioner/kubernetes/kubernetes-provisioner.js';
 import { PodExecBackend } from './provisioner/kubernetes/pod-exec-backend.js';
 import { AdmissionWebhookServer } from './provisioner/kubernetes/webhook-server.js';
-import { SshGateway, loadOrCreateHostKey } from './ssh/index.js';
+import { sshGatewayFactory } from './local-ssh.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -52,14 +52,7 @@ export function kubernetesAgent(config: AgentConfig, logger: Logger): Kubernetes
     });
   }
   const ssh: AgentSsh<PodExecBackend> = {
-    gatewayFactory: async (o) =>
-      new SshGateway({
-        host: o.host,
-        port: o.port,
-        hostKey: await loadOrCreateHostKey(o.stateDir, o.logger),
-        directory: o.directory,
-        logger: o.logger,
-      }),
+    gatewayFactory: sshGatewayFactory,
     backendFactory: () => {
       throw new Error('kubernetes: session backends are made by the provisioner');
     },

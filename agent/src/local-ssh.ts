@@ -6,18 +6,25 @@
 import { join } from 'node:path';
 
 import type { AgentSsh } from './assemble.js';
+import type { GatewayFactoryOptions } from './ssh-port.js';
 import { LocalWorkspaceBackend, SshGateway, loadOrCreateHostKey } from './ssh/index.js';
+import type { SessionBackend } from './ssh/types.js';
+
+/** The agent's SSH gateway, its host key kept in the state directory (D32); any backend. */
+export const sshGatewayFactory = async <B extends SessionBackend>(
+  o: GatewayFactoryOptions<B>,
+): Promise<SshGateway> =>
+  new SshGateway({
+    host: o.host,
+    port: o.port,
+    hostKey: await loadOrCreateHostKey(o.stateDir, o.logger),
+    directory: o.directory,
+    logger: o.logger,
+  });
 
 export function localWorkspaceSsh(stateDir: string): AgentSsh<LocalWorkspaceBackend> {
   return {
-    gatewayFactory: async (o) =>
-      new SshGateway({
-        host: o.host,
-        port: o.port,
-        hostKey: await loadOrCreateHostKey(o.stateDir, o.logger),
-        directory: o.directory,
-        logger: o.logger,
-      }),
+    gatewayFactory: sshGatewayFactory,
     backendFactory: (dir, env) => new LocalWorkspaceBackend(dir, env),
     // Answers logins of leases still provisioning or ended; the gateway runs no session on it.
     idleBackend: new LocalWorkspaceBackend(join(stateDir, 'ssh', 'no-workspace'), {}),

@@ -53,6 +53,28 @@ export class ProvisionError extends Error {
   }
 }
 
+const SSH_USER = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/**
+ * What every provisioner checks of a lease's nodes before it makes anything:
+ * at least one, each with an SSH user name, each a node of this cluster (D31)
+ * once the cluster's nodes are known. A failure is permanent (ReportFailed).
+ */
+export function checkLeaseNodes(
+  lease: LeaseSpec,
+  clusterNodes: ReadonlySet<string> | undefined,
+): void {
+  if (lease.nodes.length === 0) throw new ProvisionError('the lease names no node', true);
+  for (const node of lease.nodes) {
+    if (!SSH_USER.test(node.sshUser)) {
+      throw new ProvisionError(`"${node.sshUser}" is not an SSH user name`, true);
+    }
+    if (clusterNodes !== undefined && !clusterNodes.has(node.hostname)) {
+      throw new ProvisionError(`node ${node.hostname} is not a node of this cluster`, true);
+    }
+  }
+}
+
 export interface Provisioner<B> {
   readonly kind: ProvisionerKind;
   /** The cluster's registered nodes, from Attach and every heartbeat answer (D31). */

@@ -20,7 +20,7 @@ import type { GpuInventory } from '../inventory/nvidia-smi.js';
 import { readJsonFile, writeFileAtomic } from '../state/atomic-file.js';
 import { buildKubeconfig } from './kubeconfig.js';
 import type { LeaseSpec } from './lease-spec.js';
-import { ProvisionError } from './provisioner.js';
+import { ProvisionError, checkLeaseNodes } from './provisioner.js';
 import type {
   LeaseAccess,
   NodeAccess,
@@ -59,8 +59,6 @@ interface LeaseRecord {
   /** The kubeconfig's token, made once, so provisioning again gives the same access. */
   readonly token: string;
 }
-
-const SSH_USER = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 export class SimulatedProvisioner<B extends TerminableBackend> implements Provisioner<B> {
   readonly kind = 'simulated' as const;
@@ -170,15 +168,7 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
     if (!isId('lse_', lease.leaseId)) {
       throw new ProvisionError(`${JSON.stringify(lease.leaseId)} is not a lease id`, true);
     }
-    if (lease.nodes.length === 0) throw new ProvisionError('the lease names no node', true);
-    for (const node of lease.nodes) {
-      if (!SSH_USER.test(node.sshUser)) {
-        throw new ProvisionError(`"${node.sshUser}" is not an SSH user name`, true);
-      }
-      if (this.clusterNodes !== undefined && !this.clusterNodes.has(node.hostname)) {
-        throw new ProvisionError(`node ${node.hostname} is not a node of this cluster`, true);
-      }
-    }
+    checkLeaseNodes(lease, this.clusterNodes);
   }
 
   private dirOf(leaseId: string): string {

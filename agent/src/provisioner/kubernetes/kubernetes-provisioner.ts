@@ -32,7 +32,7 @@ import type { Logger } from '../../logger.js';
 import { readJsonFile, writeFileAtomic } from '../../state/atomic-file.js';
 import { buildKubeconfig } from '../kubeconfig.js';
 import type { LeaseSpec } from '../lease-spec.js';
-import { ProvisionError } from '../provisioner.js';
+import { ProvisionError, checkLeaseNodes } from '../provisioner.js';
 import type {
   LeaseAccess,
   NodeAccess,
@@ -191,8 +191,6 @@ function ref(o: KubernetesObject): ObjectRef {
     namespace: o.metadata?.namespace,
   };
 }
-
-const SSH_USER = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 export class KubernetesProvisioner<B extends PodBackend> implements Provisioner<B> {
   readonly kind = 'kubernetes' as const;
@@ -481,15 +479,7 @@ export class KubernetesProvisioner<B extends PodBackend> implements Provisioner<
         true,
       );
     }
-    if (lease.nodes.length === 0) throw new ProvisionError('the lease names no node', true);
-    for (const node of lease.nodes) {
-      if (!SSH_USER.test(node.sshUser)) {
-        throw new ProvisionError(`"${node.sshUser}" is not an SSH user name`, true);
-      }
-      if (this.clusterNodes !== undefined && !this.clusterNodes.has(node.hostname)) {
-        throw new ProvisionError(`node ${node.hostname} is not a node of this cluster`, true);
-      }
-    }
+    checkLeaseNodes(lease, this.clusterNodes);
   }
 
   /** The stored token when it is still the one to use; otherwise a new one (TokenRequest). */
