@@ -190,6 +190,27 @@ describe('the outbox relay (architecture.md flow 2, D29)', () => {
     }
   });
 
+  it('marks what it published by the next round, or at close: nothing published stays unmarked', async () => {
+    // A poll far away, so no later round can do the marking for close().
+    const relay = new OutboxRelay(ex.db, publisher, { logger: SILENT_LOGGER, idleMs: 60_000 });
+    const m = await market(2, 'b200', 'us-west-1');
+    const ids = [await m.buy(), await m.buy()];
+    relay.start();
+    try {
+      await until(() => Promise.resolve(relay.stats.published >= ids.length));
+    } finally {
+      await relay.close();
+    }
+    expect(await unpublished()).toBe(0);
+    const events = await eventsOf(m.clusterId, 2);
+    expect(events.map((e) => e.lease_id)).toEqual(ids);
+    // Each provision event carries the buyer's keys of the fill, in order (D32).
+    expect(events.map((e) => (e.kind === 'lease.provision' ? e.ssh_public_keys : []))).toEqual([
+      [m.key],
+      [m.key],
+    ]);
+  });
+
   it('the consumer it makes for an agent is durable, explicit-ack, with one filter subject', async () => {
     const source = await publisher.ensureAgentConsumer('cls_consumercheck');
     const info = await jsm.consumers.info(STREAM, source.consumer);
