@@ -35,6 +35,13 @@ export interface ExchangeOptions {
   readonly nodeArgs: readonly string[];
   /** Called with each line the exchange prints after it started listening. */
   readonly onLog: (line: string) => void;
+  /**
+   * Diagnostic (`--no-flush-wait`): the database's commits do not wait for
+   * the WAL flush (synchronous_commit off for the bench's database), so a
+   * run shows what the latency is without the disk's fdatasync in it. Never
+   * how the exchange is deployed: an acknowledged order could be lost.
+   */
+  readonly noFlushWait?: boolean;
 }
 
 export class BenchExchange {
@@ -62,6 +69,16 @@ export class BenchExchange {
   async start(options: ExchangeOptions): Promise<string> {
     this.database = await createDatabase(this.dbName);
     this.serverVersion = this.database.serverVersion;
+    if (options.noFlushWait === true) {
+      const admin = new pg.Client({ connectionString: this.database.url });
+      await admin.connect();
+      try {
+        // Set before the exchange connects, so every session on it takes it.
+        await admin.query(`ALTER DATABASE ${this.dbName} SET synchronous_commit = off`);
+      } finally {
+        await admin.end();
+      }
+    }
     // As deployed: the exchange's own node flags (node-flags.ts), then the bench's.
     const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, ...options.nodeArgs, MAIN], {
       cwd: ROOT,
