@@ -13,6 +13,8 @@
 // - It wakes when a batch with events commits (Market.onEvents), and polls
 //   every `idleMs` besides, for events another exchange process wrote.
 
+import { InvariantError } from '@gpux/shared';
+
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { EventPublisher } from './publisher.js';
@@ -38,40 +40,55 @@ interface OutboxRead {
   seq: number;
   event_id: string;
   subject: string;
-  /** The event as published: a provision event with its lease's key snapshot (D32). */
-  body: string;
+  /** The event as the batch wrote it (json kept as written, migration 0007). */
+  payload: string;
+  /** A provision event's key snapshot as a JSON array (D32); null for other events. */
+  keys: string | null;
 }
 
 /**
  * A relay round in one statement (bench http: the relay's six statements a
- * round, and its JSON parsed and written again in JavaScript, were about a
- * tenth of PostgreSQL's CPU at 1,000 orders/s):
+ * round, and its JSON parsed and written again, were about a tenth of
+ * PostgreSQL's CPU at 1,000 orders/s):
  *
  * - $1: the rows the last round published, marked now. The mark is not
  *   worth a WAL flush of its own (set_config(…, true): for this statement's
- *   transaction, whose commit then does not wait for the flush): lost in a crash, those rows are published again under the
- *   same message ids, which JetStream stores once (duplicate window) and
- *   agents handle once (D30). Waiting for the flush made the relay's commits
- *   compete with the books' write batches for the disk.
+ *   transaction, whose commit then does not wait for the flush): lost in a
+ *   crash, those rows are published again under the same message ids, which
+ *   JetStream stores once (duplicate window) and agents handle once (D30).
+ *   Waiting for the flush made the relay's commits compete with the books'
+ *   write batches for the disk.
  * - the next $3 rows in order, excluding $1 (the statement sees the rows as
- *   they were before its own UPDATE), each as the text to publish: a
- *   provision event gets the buyer's keys of the fill (lease_keys, written
- *   by the same batch as the event) in their order.
+ *   they were before its own UPDATE), each with its payload as written (no
+ *   JSON parsed but a provision event's lease id) and, for a provision event
+ *   (its subject says so, shared/src/events.ts), the buyer's keys of the
+ *   fill (lease_keys, written by the same batch as the event) in order.
  */
 const ROUND_SQL = `WITH marked AS (
   UPDATE outbox SET published_ms = $2
    WHERE seq = ANY($1::bigint[])
      -- Run for each row marked, so whenever the statement writes at all.
      AND set_config('synchronous_commit', 'off', true) = 'off')
-SELECT o.seq, o.event_id, o.subject,
-       CASE WHEN o.payload->>'kind' = 'lease.provision'
-            THEN (o.payload::jsonb || jsonb_build_object('ssh_public_keys', COALESCE(
-                   (SELECT jsonb_agg(k.public_key ORDER BY k.position) FROM lease_keys k
-                     WHERE k.lease_id = o.payload->>'lease_id'), '[]'::jsonb)))::text
-            ELSE o.payload::text END AS body
+SELECT o.seq, o.event_id, o.subject, o.payload::text AS payload,
+       CASE WHEN o.subject LIKE '%.lease.provision'
+            THEN COALESCE((SELECT json_agg(k.public_key ORDER BY k.position) FROM lease_keys k
+                            WHERE k.lease_id = o.payload->>'lease_id'), '[]')::text
+       END AS keys
   FROM outbox o
  WHERE o.published_ms IS NULL AND o.seq <> ALL($1::bigint[])
  ORDER BY o.seq LIMIT $3`;
+
+/** The event to publish: a provision event gets its key snapshot as `ssh_public_keys` (D32). */
+export function eventBody(payload: string, keys: string | null): string {
+  if (keys === null) return payload;
+  // The payload is a JSON object with fields, as JSON.stringify wrote it
+  // (market/lease-events.ts): the keys go in before its closing brace.
+  const close = payload.lastIndexOf('}');
+  if (close < 2 || !payload.startsWith('{')) {
+    throw new InvariantError(`an outbox payload is not a JSON object: ${payload.slice(0, 80)}`);
+  }
+  return `${payload.slice(0, close)},"ssh_public_keys":${keys}}`;
+}
 
 export class OutboxRelay {
   private running = false;
@@ -157,7 +174,7 @@ export class OutboxRelay {
     // JetStream keeps the order of one connection's publishes; waiting for
     // all acks together costs one round trip per round, not per event.
     const results = await Promise.allSettled(
-      rows.map((r) => this.publisher.publish(r.subject, r.event_id, r.body)),
+      rows.map((r) => this.publisher.publish(r.subject, r.event_id, eventBody(r.payload, r.keys))),
     );
     // Mark the prefix that is stored: a row is only marked after every row
     // before it, so the outbox's unpublished rows stay a suffix in order.

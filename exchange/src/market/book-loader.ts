@@ -9,7 +9,7 @@ import { OrderBook } from '../matching/index.js';
 import type { LastTrade } from '../matching/index.js';
 import { BookState } from './book-state.js';
 import type { BookStateOptions, LiveLease } from './book-state.js';
-import { emptyCluster } from './capacity.js';
+import { addNode, emptyCluster } from './capacity.js';
 import type { ClusterState, NodeState } from './capacity.js';
 import { openOrderOf } from './rows.js';
 import type { LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
@@ -126,7 +126,7 @@ export async function loadClusters(
       out.set(r.cluster_id, c);
     }
     if (r.node_id !== null && r.hostname !== null && r.status !== null) {
-      c.nodes.push({ id: r.node_id, hostname: r.hostname, status: r.status });
+      addNode(c, { id: r.node_id, hostname: r.hostname, status: r.status });
     }
   }
   return [...out.values()];

@@ -10,7 +10,7 @@ import { PLATFORM_ACCOUNT_ID } from '../ledger/ledger.js';
 import { OrderBook } from '../matching/index.js';
 import { holdCents } from '../orders/credit.js';
 import { BookState } from './book-state.js';
-import { emptyCluster } from './capacity.js';
+import { addNode, emptyCluster } from './capacity.js';
 import { ChangeSet } from './change-set.js';
 import { newOrderRow } from './rows.js';
 import type { OrderRow } from './rows.js';
@@ -27,7 +27,7 @@ function given(nodes = 4): void {
   });
   const c = emptyCluster('cls_a', 'acc_provider');
   for (let i = 0; i < nodes; i++) {
-    c.nodes.push({ id: `nod_${i}`, hostname: `node-${i}.example`, status: 'online' });
+    addNode(c, { id: `nod_${i}`, hostname: `node-${i}.example`, status: 'online' });
   }
   state.clusters.set(c.id, c);
 }

@@ -18,7 +18,7 @@ import { leaseGroups } from '../matching/index.js';
 import type { BookEvent, Fill, OrderBook } from '../matching/index.js';
 import { BookLeases } from './book-leases.js';
 import type { LeaseHost, LiveLease } from './book-leases.js';
-import { freeNodes } from './capacity.js';
+import { freeNodes, setNodeStatus } from './capacity.js';
 import type { ClusterState, NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
 import { refuse } from './refusal.js';
@@ -209,7 +209,7 @@ export class BookState implements LeaseHost {
       for (const n of cluster.nodes) {
         const status = statuses.get(n.id);
         if (status === undefined || status === n.status) continue;
-        n.status = status;
+        setNodeStatus(cluster, n, status);
         changes.nodes.push({ id: n.id, status });
       }
       if (freeNodes(cluster) >= 0) return;

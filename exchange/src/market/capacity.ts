@@ -14,7 +14,10 @@ export interface NodeState {
 export interface ClusterState {
   readonly id: string;
   readonly providerAccountId: string;
-  readonly nodes: NodeState[];
+  /** Added with addNode and changed with setNodeStatus, which keep `offline` counted. */
+  readonly nodes: readonly NodeState[];
+  /** How many of `nodes` are offline: freeNodes() runs for every sell, O(1). */
+  offline: number;
   /** node id → the live lease on it. */
   readonly leased: Map<string, string>;
   /** Nodes offered by the cluster's open sell orders (resales excluded). */
@@ -24,14 +27,34 @@ export interface ClusterState {
 }
 
 export function emptyCluster(id: string, providerAccountId: string): ClusterState {
-  return { id, providerAccountId, nodes: [], leased: new Map(), openSellNodes: 0, nextFree: 0 };
+  return {
+    id,
+    providerAccountId,
+    nodes: [],
+    offline: 0,
+    leased: new Map(),
+    openSellNodes: 0,
+    nextFree: 0,
+  };
+}
+
+/** A node of the cluster, as loaded. */
+export function addNode(c: ClusterState, n: NodeState): void {
+  (c.nodes as NodeState[]).push(n);
+  if (n.status === 'offline') c.offline++;
+}
+
+/** D29: a node's status as heartbeats (or their silence) set it. */
+export function setNodeStatus(c: ClusterState, n: NodeState, status: NodeState['status']): void {
+  if (n.status === status) return;
+  if (n.status === 'offline') c.offline--;
+  if (status === 'offline') c.offline++;
+  n.status = status;
 }
 
 /** D31: nodes a new sell order may still offer. */
 export function freeNodes(c: ClusterState): number {
-  let up = 0;
-  for (const n of c.nodes) if (n.status !== 'offline') up++;
-  return up - c.leased.size - c.openSellNodes;
+  return c.nodes.length - c.offline - c.leased.size - c.openSellNodes;
 }
 
 /**
