@@ -36,6 +36,27 @@ describe('InProcessBus', () => {
     expect(bus.publish('s.1', 'evt_a', '{}').duplicate).toBe(true);
   });
 
+  it('keeps at least the newest `retain` messages, and drops the oldest in steps (at most 10 % over)', async () => {
+    const bus = new InProcessBus(100);
+    for (let i = 0; i < 1_000; i++) bus.publish('s.1', `evt_${i}`, `${i}`);
+    // The newest are still deduplicated; one long dropped is taken again.
+    expect(bus.publish('s.1', 'evt_999', 'x').duplicate).toBe(true);
+    expect(bus.publish('s.1', 'evt_900', 'x').duplicate).toBe(true);
+    expect(bus.publish('s.1', 'evt_0', 'again').duplicate).toBe(false);
+    // A consumer made now gets what is retained, in order, newest last.
+    const all = bus.consumer('late', { filterSubject: 's.>' });
+    const got: string[] = [];
+    const sub = all.consume((m) => {
+      got.push(m.data);
+      m.ack();
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    sub.stop();
+    expect(got.length).toBeGreaterThanOrEqual(100);
+    expect(got.length).toBeLessThanOrEqual(110);
+    expect(got.slice(-2)).toEqual(['999', 'again']);
+  });
+
   it('a consumer made later gets every retained message its filter matches, in order', async () => {
     const bus = new InProcessBus();
     bus.publish('gpux.cluster.c1.lease.provision', 'e1', '1');

@@ -163,6 +163,7 @@ export class InProcessBus {
   private readonly retained: Stored[] = [];
   private readonly consumers = new Map<string, BusConsumer>();
 
+  /** `retain`: the newest messages kept for consumers made later, and for deduplication. */
   constructor(private readonly retain = 100_000) {}
 
   /** Store a message; `duplicate` when its id was published before. */
@@ -171,7 +172,10 @@ export class InProcessBus {
     this.seen.add(id);
     const msg: Stored = { seq: ++this.seq, subject, id, data };
     this.retained.push(msg);
-    if (this.retained.length > this.retain) {
+    // The oldest go a tenth at a time, not one per publish: a splice at the
+    // front moves the whole array, which at the limit cost every publish
+    // O(retain). Between drops the bus keeps up to 10 % more.
+    if (this.retained.length > this.retain + Math.ceil(this.retain / 10)) {
       const dropped = this.retained.splice(0, this.retained.length - this.retain);
       for (const d of dropped) this.seen.delete(d.id);
     }
