@@ -4,12 +4,20 @@
 //
 //   npm run bench -- http [--rates 500,1000,2000] [--seconds 15] [--warmup 5]
 //                         [--connections 64] [--seed S] [--cpu-prof]
+//                         [--pg-sample] [--no-flush-wait]
 //
 // (env BENCH_HTTP_RATES / BENCH_HTTP_SECONDS / BENCH_HTTP_WARMUP /
 // BENCH_HTTP_CONNECTIONS / BENCH_SEED work too; BENCH_FSYNC_DIR: where the disk
 // probe writes, default the temp dir; GPUX_TEST_PG_URL names the
 // PostgreSQL admin database, as for the tests). Method: docs/benchmarks.md.
 // The last line is the summary, in a fixed form other tools may parse.
+//
+// One file of ~760 lines on purpose: a bench driver, not product code. Its
+// parts (arguments, the schedule, the open-loop phases, the CPU and disk
+// readings taken around each phase, the report) share the phase's state and
+// are read together when a figure looks wrong; the pieces that stand alone
+// are modules of their own (http-exchange, http-client, http-workload,
+// order-stream, fsync-probe, cpu-profile, stats).
 //
 // Why ~750 lines: this file is the bench's script (arguments, phases, the
 // report), read top to bottom as one procedure; its parts that stand alone

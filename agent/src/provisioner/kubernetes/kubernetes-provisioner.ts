@@ -11,6 +11,14 @@
 // provisioned is kept on its namespace (an annotation), so the cluster is
 // where the agent finds its leases again after a restart; the token is kept
 // in the agent's state directory (0600), never in the cluster.
+//
+// One file of ~670 lines on purpose: provision, revoke, the token's refresh
+// and the listing for reconciliation are steps on the same objects of one
+// lease, each written to converge when run again, and reading them side by
+// side is how that is checked. What stands alone is elsewhere: the objects'
+// shapes (objects.ts), the order of revocation (revocation.ts, D26), the API
+// calls (kube-client.ts, calls.ts), placement, node health, the pod exec
+// backend.
 
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
