@@ -87,7 +87,8 @@ export class BenchExchange {
         HOST: '127.0.0.1',
         PORT: '0',
         GRPC_PORT: '0',
-        LOG_LEVEL: 'warn',
+        // BENCH_EXCHANGE_LOG_LEVEL=debug: a line per commit group (docs/benchmarks.md).
+        LOG_LEVEL: process.env['BENCH_EXCHANGE_LOG_LEVEL'] ?? 'warn',
         DATABASE_URL: this.databaseUrl,
         GPUX_ADMIN_TOKEN: this.adminToken,
         GPUX_DEMO: '0',

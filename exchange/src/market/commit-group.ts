@@ -9,6 +9,8 @@
 // among them (docs/persistence.md).
 
 import type { Database } from '../db/database.js';
+import { SILENT_LOGGER } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { ChangeSet } from './change-set.js';
 
 /** A book's batch, run on its state and waiting for its commit. */
@@ -41,7 +43,11 @@ export class CommitGroup {
   /** Called after a commit that wrote outbox events (the relay wakes). */
   onEvents: (() => void) | undefined;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** At debug level, one line per commit group with its times (docs/benchmarks.md). */
+    private readonly logger: Logger = SILENT_LOGGER,
+  ) {}
 
   /** `writer` has commands and no batch in flight. */
   wake(writer: BatchSource): void {
@@ -54,11 +60,13 @@ export class CommitGroup {
       this.scheduled = false;
       const writers = this.ready;
       this.ready = [];
-      void this.commit(writers.map((w) => w.runBatch()));
+      const t0 = performance.now();
+      const ran = writers.map((w) => w.runBatch());
+      void this.commit(ran, performance.now() - t0);
     });
   }
 
-  private async commit(group: readonly RanBatch[]): Promise<void> {
+  private async commit(group: readonly RanBatch[], runMs: number): Promise<void> {
     // A batch that broke is not written: it rebuilds at once, without
     // waiting for the others' commit.
     const lost: Promise<void>[] = [];
@@ -73,6 +81,7 @@ export class CommitGroup {
     }
     const merged = ChangeSet.merge(sets);
     let failure: Failure | undefined;
+    const t0 = performance.now();
     if (!merged.empty) {
       try {
         await merged.write(this.db);
@@ -81,6 +90,28 @@ export class CommitGroup {
         failure = { error: err };
       }
     }
+    const writeMs = performance.now() - t0;
     await Promise.all([...lost, ...written.map((b) => b.settle(failure))]);
+    // What a request's latency is made of, to line up with a client's
+    // timings: running the batches, their statement with its commit
+    // (PostgreSQL's WAL flush included), answering. Not for a group that
+    // wrote nothing (the books' clock ticks).
+    if (merged.empty && lost.length === 0) return;
+    this.logger.debug(
+      {
+        books: written.length,
+        orders: merged.orders.size,
+        fills: merged.fills.length,
+        runMs: round2(runMs),
+        writeMs: round2(writeMs),
+        settleMs: round2(performance.now() - t0 - writeMs),
+        failed: failure !== undefined,
+      },
+      'commit group',
+    );
   }
+}
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
 }

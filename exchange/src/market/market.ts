@@ -57,7 +57,7 @@ export class Market {
 
   static async open(db: Database, options: Partial<MarketOptions> = {}): Promise<Market> {
     const o = { ...DEFAULT_MARKET_OPTIONS, ...options };
-    const group = new CommitGroup(db);
+    const group = new CommitGroup(db, o.logger);
     // Every book at once: their reads share the pool, and a restart waits for
     // the largest book rather than for the sum of all twelve.
     const books = GPU_TYPES.flatMap((gpuType) => ZONES.map((zone) => ({ gpuType, zone })));
