@@ -4,10 +4,10 @@
 // logs in with the buyer's key and lands in the node's workspace; the
 // lease's revoke event ends the open session at once and refuses new logins.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,14 +15,23 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import {
+  finished,
+  makeSshKey,
+  parseEndpoint,
+  runSsh,
+  spawnSsh,
+  writeKnownHosts,
+} from './support/ssh-client.js';
+import type { SshKey, SshTarget } from './support/ssh-client.js';
 
 const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'gpux-agent-ssh-')));
 const stateDir = join(scratch, 'state');
-const key = join(scratch, 'buyer');
-const stranger = join(scratch, 'stranger');
 const knownHosts = join(scratch, 'known_hosts');
+let key: SshKey;
+let stranger: SshKey;
 
 let double: ExchangeDouble;
 let agent: ChildProcess | undefined;
@@ -36,46 +45,9 @@ async function until(what: string, cond: () => boolean | Promise<boolean>): Prom
   throw new Error(`gave up waiting for ${what}\n${output}`);
 }
 
-function ssh(identity: string, target: string, port: number, command: string): ChildProcess {
-  return spawn('ssh', [
-    '-F',
-    '/dev/null',
-    '-o',
-    'StrictHostKeyChecking=yes',
-    '-o',
-    `UserKnownHostsFile=${knownHosts}`,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'IdentityAgent=none',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'LogLevel=ERROR',
-    '-i',
-    identity,
-    '-p',
-    String(port),
-    target,
-    command,
-  ]);
-}
-
-async function run(
-  child: ChildProcess,
-): Promise<{ code: number | null; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out, err };
-}
-
 beforeAll(async () => {
-  for (const k of [key, stranger]) {
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test', '-f', k]);
-  }
+  key = makeSshKey(scratch, 'buyer');
+  stranger = makeSshKey(scratch, 'stranger');
   double = new ExchangeDouble({ natsUrl: NATS_URL, ackWaitMs: 1_500 });
   await double.start();
 });
@@ -108,43 +80,34 @@ describe("a lease's SSH access through the agent", () => {
     agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     await until('attach', () => double.of('attach', clusterId).length > 0);
 
-    const lease = double.addLease(
-      clusterId,
-      ['ssh-1'],
-      [readFileSync(`${key}.pub`, 'utf8').trim()],
-    );
+    const lease = double.addLease(clusterId, ['ssh-1'], [key.publicKey]);
     await double.publish(lease);
     await until('ReportProvisioned', () => double.of('reportProvisioned', clusterId).length === 1);
     const report = double.of('reportProvisioned', clusterId)[0] as {
       sshEndpoints: { endpoint: string }[];
       sshHostKeys: string[];
     };
-    const m = /^([^@]+)@([^:]+):(\d+)$/.exec(report.sshEndpoints[0]?.endpoint ?? '');
-    expect(m?.[1]).toBe(lease.nodes[0]?.ssh_user);
-    const [, user = '', host = '', portText = '0'] = m ?? [];
-    const port = Number(portText);
-    writeFileSync(knownHosts, `[${host}]:${port} ${report.sshHostKeys[0] ?? ''}\n`);
+    const endpoint = parseEndpoint(report.sshEndpoints[0]?.endpoint ?? '');
+    expect(endpoint.user).toBe(lease.nodes[0]?.ssh_user);
+    writeKnownHosts(knownHosts, endpoint, [report.sshHostKeys[0] ?? '']);
+    const as = (k: SshKey): SshTarget => ({ endpoint, key: k, knownHosts });
 
-    const login = await run(
-      ssh(
-        key,
-        `${user}@${host}`,
-        port,
-        'pwd; echo "$GPUX_LEASE_ID"; echo "token:${GPUX_TOKEN:-none}"',
-      ),
+    const login = await runSsh(
+      as(key),
+      'pwd; echo "$GPUX_LEASE_ID"; echo "token:${GPUX_TOKEN:-none}"',
     );
     expect(login, output).toMatchObject({ code: 0 });
-    expect(login.out.split('\n')).toEqual([
-      join(stateDir, 'workspaces', lease.lease_id, user),
+    expect(login.stdout.split('\n')).toEqual([
+      join(stateDir, 'workspaces', lease.lease_id, endpoint.user),
       lease.lease_id,
       'token:none',
       '',
     ]);
     // D32: only the buyer's key.
-    expect((await run(ssh(stranger, `${user}@${host}`, port, 'true'))).code).toBe(255);
+    expect((await runSsh(as(stranger), 'true')).code).toBe(255);
 
-    const session = ssh(key, `${user}@${host}`, port, 'echo started; sleep 60');
-    const ended = run(session);
+    const session = spawnSsh(as(key), 'echo started; sleep 60');
+    const ended = finished(session);
     let started = '';
     session.stdout?.on('data', (b: Buffer) => (started += b.toString()));
     await until('the session running', () => started.includes('started'));
@@ -152,9 +115,9 @@ describe("a lease's SSH access through the agent", () => {
     await double.publish(double.endLease(clusterId, lease.lease_id));
     const closed = await ended;
     expect(closed.code).toBe(255);
-    expect(closed.err).toContain(`gpux: lease ${lease.lease_id} terminated`);
+    expect(closed.stderr).toContain(`gpux: lease ${lease.lease_id} terminated`);
     await until('ReportRevoked', () => double.of('reportRevoked', clusterId).length === 1);
-    expect((await run(ssh(key, `${user}@${host}`, port, 'true'))).code).toBe(255);
+    expect((await runSsh(as(key), 'true')).code).toBe(255);
 
     agent.kill('SIGTERM');
     const [code] = (await once(agent, 'exit')) as [number | null];
