@@ -49,8 +49,6 @@ export class BenchExchange {
   /** Its database, on the server the tests use, once created. */
   private database: ScratchDatabase | undefined;
   private stopping: Promise<void> | undefined;
-  /** What the child printed before it listened (shown if it fails to start). */
-  private startOutput = '';
   url = '';
   serverVersion = '';
   readonly adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
@@ -80,10 +78,10 @@ export class BenchExchange {
       }
     }
     // As deployed: the exchange's own node flags (node-flags.ts), then the bench's.
-    const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, ...options.nodeArgs, MAIN], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
+    const started = startListening(
+      'the exchange',
+      [...EXCHANGE_NODE_FLAGS, ...options.nodeArgs, MAIN],
+      {
         HOST: '127.0.0.1',
         PORT: '0',
         GRPC_PORT: '0',
@@ -96,40 +94,11 @@ export class BenchExchange {
         GPUX_RATE_ORDERS_PER_MINUTE: NO_RATE_LIMIT,
         GPUX_RATE_CANCELS_PER_MINUTE: NO_RATE_LIMIT,
       },
-      // Its own process group: a ctrl-c in the terminal reaches the bench,
-      // which stops the exchange itself (and only then drops its database).
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    this.url = await new Promise<string>((resolve, reject) => {
-      let listening = false;
-      const onLine = (line: string): void => {
-        if (listening) {
-          options.onLog(line);
-          return;
-        }
-        this.startOutput += `${line}\n`;
-        const m = /listening on (http:\/\/\S+)/.exec(line);
-        if (m?.[1] !== undefined) {
-          listening = true;
-          resolve(m[1]);
-        }
-      };
-      lines(child.stdout, onLine);
-      lines(child.stderr, onLine);
-      child.once('exit', (code, signal) => {
-        if (!listening) {
-          reject(
-            new Error(
-              `the exchange exited (${code ?? signal}) before listening:\n${this.startOutput}`,
-            ),
-          );
-        } else if (this.stopping === undefined) {
-          options.onLog(`exchange exited unexpectedly (${code ?? signal})`);
-        }
-      });
-    });
+      options.onLog,
+      () => this.stopping !== undefined,
+    );
+    this.child = started.child;
+    this.url = await started.url;
     return this.url;
   }
 
@@ -192,16 +161,68 @@ export class BenchExchange {
   }
 
   private async doStop(): Promise<void> {
-    const child = this.child;
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (this.child !== undefined) await stopChild(this.child);
     await this.database?.drop();
   }
+}
+
+/**
+ * Spawns `node args…` from the repository root with `env` added to the
+ * bench's, in a process group of its own (a ctrl-c in the terminal reaches
+ * the bench, which stops the child itself); resolves with the URL of its
+ * `listening on http://…` line (`url`). Lines printed after that go to
+ * `onLog`, and so does an exit the bench did not ask for (`stopping()` false).
+ * The child is returned at once, so that a stop during start-up reaches it.
+ */
+export function startListening(
+  what: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  onLog: (line: string) => void,
+  stopping: () => boolean,
+): { child: ChildProcess; url: Promise<string> } {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = new Promise<string>((resolve, reject) => {
+    let listening = false;
+    const onLine = (line: string): void => {
+      if (listening) {
+        onLog(line);
+        return;
+      }
+      output += `${line}\n`;
+      const m = /listening on (http:\/\/\S+)/.exec(line);
+      if (m?.[1] !== undefined) {
+        listening = true;
+        resolve(m[1]);
+      }
+    };
+    lines(child.stdout, onLine);
+    lines(child.stderr, onLine);
+    child.once('exit', (code, signal) => {
+      if (!listening) {
+        reject(new Error(`${what} exited (${code ?? signal}) before listening:\n${output}`));
+      } else if (!stopping()) {
+        onLog(`${what} exited unexpectedly (${code ?? signal})`);
+      }
+    });
+  });
+  return { child, url };
+}
+
+/** SIGTERM (the child drains and exits, writing a CPU profile if asked to), SIGKILL after 15 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 function lines(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
