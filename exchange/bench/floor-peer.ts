@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase, uniqueDatabaseName } from '../src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../src/db/testing/admin-database.js';
 import { EXCHANGE_NODE_FLAGS } from '../src/node-flags.js';
-import { startListening, stopChild } from './http-exchange.js';
+import { noFlushWait, startListening, stopChild } from './http-exchange.js';
 
 const SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url));
 
@@ -28,9 +28,13 @@ export class FloorPeer {
     return this.database.url;
   }
 
-  /** Creates its database and starts the server; resolves with its URL. */
-  async start(onLog: (line: string) => void): Promise<string> {
+  /**
+   * Creates its database and starts the server; resolves with its URL.
+   * `flushWait` false: as the exchange's with `--no-flush-wait`.
+   */
+  async start(onLog: (line: string) => void, flushWait = true): Promise<string> {
     this.database = await createDatabase(this.dbName);
+    if (!flushWait) await noFlushWait(this.database);
     // tsx, as the bench itself runs: the server is a few lines, compiled once at start.
     const started = startListening(
       'the floor peer',

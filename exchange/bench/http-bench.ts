@@ -65,7 +65,7 @@ interface HttpOptions {
   readonly pgSample: boolean;
   /** Diagnostic: commits do not wait for the WAL flush (docs/benchmarks.md). */
   readonly noFlushWait: boolean;
-  /** Run the floor peer's phase before each of the exchange's (floor-server.ts). */
+  /** After the exchange's phases, run the same ones on the floor peer (floor-server.ts). */
   readonly floor: boolean;
 }
 
@@ -757,7 +757,10 @@ export async function runHttpBench(argv: readonly string[]): Promise<void> {
     // requests (docs/benchmarks.md "The floor peer").
     const floorResults: PhaseResult[] = [];
     if (floor !== undefined) {
-      const floorUrl = await floor.start((line) => console.log(`  floor| ${line}`));
+      const floorUrl = await floor.start(
+        (line) => console.log(`  floor| ${line}`),
+        !opt.noFlushWait,
+      );
       floorProbe = await PgProbe.open(floor.databaseUrl, floor.dbName);
       floorClient = new LeanHttpClient(floorUrl, opt.connections);
       await floorClient.open();

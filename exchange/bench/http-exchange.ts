@@ -67,16 +67,8 @@ export class BenchExchange {
   async start(options: ExchangeOptions): Promise<string> {
     this.database = await createDatabase(this.dbName);
     this.serverVersion = this.database.serverVersion;
-    if (options.noFlushWait === true) {
-      const admin = new pg.Client({ connectionString: this.database.url });
-      await admin.connect();
-      try {
-        // Set before the exchange connects, so every session on it takes it.
-        await admin.query(`ALTER DATABASE ${this.dbName} SET synchronous_commit = off`);
-      } finally {
-        await admin.end();
-      }
-    }
+    // Set before the exchange connects, so every session on it takes it.
+    if (options.noFlushWait === true) await noFlushWait(this.database);
     // As deployed: the exchange's own node flags (node-flags.ts), then the bench's.
     const started = startListening(
       'the exchange',
@@ -163,6 +155,17 @@ export class BenchExchange {
   private async doStop(): Promise<void> {
     if (this.child !== undefined) await stopChild(this.child);
     await this.database?.drop();
+  }
+}
+
+/** `--no-flush-wait`: commits in `database` stop waiting for the WAL flush (sessions opened after this). */
+export async function noFlushWait(database: ScratchDatabase): Promise<void> {
+  const admin = new pg.Client({ connectionString: database.url });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE ${database.name} SET synchronous_commit = off`);
+  } finally {
+    await admin.end();
   }
 }
 
