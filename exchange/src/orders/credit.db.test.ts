@@ -54,7 +54,7 @@ const heldBy = async (accountId: string): Promise<number> => {
 
 describe('D3: the credit limit holds under concurrency, across books', () => {
   it.each([1, 2, 3])(
-    '30 concurrent $88 market buys against a $1,000 limit: exactly 11 go through (round %i)',
+    '30 concurrent market buys of USD 88 against a USD 1,000 limit: exactly 11 go through (round %i)',
     async (round) => {
       await offer(15, 10, 'us-west-1');
       await offer(15, 10, 'us-east-1');

@@ -130,6 +130,7 @@ export async function holdCredit(
   const [r] = await db.query<HoldRow>(
     'SELECT granted, limit_cents, owed_cents, held_cents FROM gpux_hold_credit($1, $2, $3, $4, $5, $6)',
     [order.account_id, order.id, order.gpu_type, order.zone, cents, nowMs],
+    { name: 'gpux_hold_credit' },
   );
   if (r === undefined || r.granted === null) return false;
   if (!r.granted) {
