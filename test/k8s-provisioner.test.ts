@@ -154,19 +154,24 @@ async function runExec(h: ExecHandle): Promise<{ out: string; err: string; exit:
 }
 
 /** The reconciliation's decision (D30) from what the provisioner lists now. */
-async function reconcilePlan(p: KubernetesProvisioner<PodExecBackend>, live: LeaseSpec[]) {
+async function reconcilePlan(
+  p: KubernetesProvisioner<PodExecBackend>,
+  live: LeaseSpec[],
+  { status = 'provisioning', reportedAtMs = new Map<string, number>() } = {},
+) {
   const workspaces = await p.list();
   return planReconciliation({
-    listed: live.map((spec) => ({ spec, status: 'provisioning' })),
+    listed: live.map((spec) => ({ spec, status })),
     asOfMs: Date.now(),
     workspaces: workspaces.map((w) => ({
       leaseId: w.leaseId,
       startMs: w.lease?.startMs,
       endMs: w.lease?.endMs,
       ready: w.access !== undefined,
+      accessMadeMs: w.access?.madeMs,
     })),
     tombstoned: new Set(),
-    reportedAtMs: new Map(),
+    reportedAtMs,
     listSentAtMs: Date.now(),
     nowMs: Date.now(),
   });
@@ -685,6 +690,37 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     expect(await codeOf(core.listNamespacedPod({ namespace: lease.namespace }))).toBe(200);
     await p.revoke(lease.leaseId);
     expect(await codeOf(core.listNamespacedPod({ namespace: lease.namespace }))).toBe(401);
+  });
+
+  it('a refreshed token whose report a restart cut off is reported at the next reconciliation (D28, D30)', async () => {
+    const lease = leaseOf(['node-d'], 48); // longer than the double's 24 h cap
+    let offsetMs = 0;
+    const now = () => Date.now() + offsetMs;
+    const first = await provisioner(new KubeClient(agentKubeconfig), { now }).provision(lease);
+    const reportedAtMs = new Map([[lease.leaseId, now()]]); // the exchange took the first kubeconfig
+    // 80% of the token's life later a new one is minted and stored, and the
+    // agent stops before its report: the exchange still serves the old token.
+    offsetMs = 20 * 3_600_000;
+    const refreshed = await provisioner(new KubeClient(agentKubeconfig), { now }).provision(lease);
+    expect(refreshed.changed).toBe(true);
+    expect(refreshed.access.kubeconfig).not.toBe(first.access.kubeconfig);
+    const restarted = provisioner(new KubeClient(agentKubeconfig), { now });
+    const plan = await reconcilePlan(restarted, [lease], { status: 'active', reportedAtMs });
+    expect(plan.stale.map((l) => l.leaseId)).toEqual([lease.leaseId]);
+    expect(plan.report).toEqual([]);
+    // What the restarted agent reports is the stored new token, not another one.
+    const again = await restarted.provision(lease);
+    expect(again.changed).toBe(false);
+    expect(again.access.kubeconfig).toBe(refreshed.access.kubeconfig);
+    // Once that report is answered, nothing more is sent.
+    const answered = new Map([[lease.leaseId, now()]]);
+    const after = await reconcilePlan(restarted, [lease], {
+      status: 'active',
+      reportedAtMs: answered,
+    });
+    expect(after.stale).toEqual([]);
+    restarted.close();
+    await restarted.revoke(lease.leaseId);
   });
 
   it('every call the agent made is in PROVISIONER_CALLS and allowed by its ClusterRole', () => {

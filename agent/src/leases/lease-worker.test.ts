@@ -43,7 +43,11 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function setUp(stateDir = mkdtempSync(join(tmpdir(), 'gpux-worker-')), delayMs = 0) {
+async function setUp(
+  stateDir = mkdtempSync(join(tmpdir(), 'gpux-worker-')),
+  delayMs = 0,
+  now: () => number = Date.now,
+) {
   dirs.push(stateDir);
   const steps: string[] = [];
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
@@ -90,9 +94,10 @@ async function setUp(stateDir = mkdtempSync(join(tmpdir(), 'gpux-worker-')), del
     reports,
     advertiseHost: 'gpu.example',
     logger: SILENT_LOGGER,
+    now,
   });
   const workspace = join(stateDir, 'workspaces', LEASE);
-  return { stateDir, steps, exchange, worker, directory, tombstones, workspace };
+  return { stateDir, steps, exchange, provisioner, worker, directory, tombstones, workspace };
 }
 
 describe('lease worker', () => {
@@ -170,6 +175,27 @@ describe('lease worker', () => {
     const [failed, sent] = exchange.of('reportProvisioned') as { kubeconfig: string }[];
     expect(sent?.kubeconfig).toBe(failed?.kubeconfig);
     expect(await worker.provision(lease)).toBe('unchanged');
+  });
+
+  it('an access that changed on its own after its report (a refreshed token, D28) is reported; not again once answered', async () => {
+    let clock = Date.now();
+    const { exchange, provisioner, worker } = await setUp(undefined, 0, () => clock);
+    expect(await worker.provision(lease)).toBe('provisioned');
+    // The provisioner finds everything there (changed: false) but its access
+    // is newer than the report the exchange answered: a restart cut that report off.
+    const provision = provisioner.provision.bind(provisioner);
+    let madeMs = clock + 60_000;
+    provisioner.provision = async (l, signal) => {
+      const r = await provision(l, signal);
+      return { ...r, access: { ...r.access, madeMs } };
+    };
+    clock += 120_000;
+    expect(await worker.provision(lease)).toBe('reported');
+    expect(exchange.of('reportProvisioned')).toHaveLength(2);
+    expect(await worker.provision(lease)).toBe('unchanged');
+    madeMs = clock - 1; // made before the last answered report: it was answered for
+    expect(await worker.provision(lease)).toBe('unchanged');
+    expect(exchange.of('reportProvisioned')).toHaveLength(2);
   });
 
   it('D25: a lease that cannot be provisioned here is reported failed and left revoked', async () => {

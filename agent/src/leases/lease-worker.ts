@@ -93,8 +93,13 @@ export class LeaseWorker<B> {
         if (abort.signal.aborted || this.o.tombstones.has(id)) return 'revoked';
         this.o.directory.ready(lease, access);
         // Report once (issue 12): what the exchange answered for is not sent
-        // again unless something changed or the reconciler saw it lost.
-        if (!changed && !forceReport && this.o.reports.get(id) !== undefined) return 'unchanged';
+        // again unless something changed or the reconciler saw it lost. An
+        // access that changed on its own after the last report (a token
+        // refreshed, D28, its report cut off by a restart) was not answered for.
+        const mark = this.o.reports.get(id);
+        const answered =
+          mark !== undefined && (access.madeMs === undefined || mark.atMs >= access.madeMs);
+        if (!changed && !forceReport && answered) return 'unchanged';
         await this.report(lease, access);
         return changed ? 'provisioned' : 'reported';
       } finally {

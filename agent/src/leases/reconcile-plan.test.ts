@@ -56,7 +56,7 @@ describe('reconciliation plan (D30)', () => {
         reportedAtMs: new Map([['lse_a', 100]]),
       }),
     );
-    expect(plan).toEqual({ revoke: [], provision: [], report: [], markReported: [] });
+    expect(plan).toEqual({ revoke: [], provision: [], report: [], markReported: [], stale: [] });
   });
 
   it('a workspace of a lease that started after the list was read is left alone', () => {
@@ -117,6 +117,25 @@ describe('reconciliation plan (D30)', () => {
     );
     expect(plan.report.map((l) => l.leaseId)).toEqual(['lse_a']);
     expect(plan.markReported).toEqual(['lse_b']);
+  });
+
+  it('an active lease whose access changed after its last report (a refreshed token, D28) is stale; one reported since is not', () => {
+    const listed = [{ spec: spec('lse_a'), status: 'active' }];
+    const workspaces = [{ ...ws('lse_a'), accessMadeMs: 700 }];
+    const cutOff = planReconciliation(
+      input({ listed, workspaces, reportedAtMs: new Map([['lse_a', 400]]) }),
+    );
+    expect(cutOff.stale.map((l) => l.leaseId)).toEqual(['lse_a']);
+    expect(cutOff.report).toEqual([]);
+    const reported = planReconciliation(
+      input({ listed, workspaces, reportedAtMs: new Map([['lse_a', 700]]) }),
+    );
+    expect(reported.stale).toEqual([]);
+    // An access that never changes on its own is never stale.
+    const fixed = planReconciliation(
+      input({ listed, workspaces: [ws('lse_a')], reportedAtMs: new Map([['lse_a', 400]]) }),
+    );
+    expect(fixed.stale).toEqual([]);
   });
 
   it('reported before the list was asked for and still provisioning: reported again', () => {

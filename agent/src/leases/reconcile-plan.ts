@@ -17,6 +17,8 @@ export interface LocalWorkspace {
   readonly endMs: number | undefined;
   /** Provisioning finished. */
   readonly ready: boolean;
+  /** When its access last changed on its own (a refreshed token, D28; agent clock). */
+  readonly accessMadeMs?: number | undefined;
 }
 
 export interface ReconcileInput {
@@ -43,6 +45,13 @@ export interface ReconcilePlan {
   readonly report: readonly LeaseSpec[];
   /** Finished workspaces the exchange already shows as active, not marked here yet. */
   readonly markReported: readonly string[];
+  /**
+   * Finished workspaces the exchange shows as active whose access changed
+   * after its last report: a token refreshed (D28) and stored, its report cut
+   * off by a restart. Provisioned again, so the worker reports the access the
+   * exchange has not seen before the old token expires.
+   */
+  readonly stale: readonly LeaseSpec[];
 }
 
 export function planReconciliation(input: ReconcileInput): ReconcilePlan {
@@ -62,6 +71,7 @@ export function planReconciliation(input: ReconcileInput): ReconcilePlan {
   const provision: LeaseSpec[] = [];
   const report: LeaseSpec[] = [];
   const markReported: string[] = [];
+  const stale: LeaseSpec[] = [];
   for (const l of input.listed) {
     const id = l.spec.leaseId;
     if (input.tombstoned.has(id)) continue;
@@ -78,7 +88,9 @@ export function planReconciliation(input: ReconcileInput): ReconcilePlan {
       if (reportedAt === undefined || reportedAt < input.listSentAtMs) report.push(l.spec);
     } else if (reportedAt === undefined) {
       markReported.push(id);
+    } else if (w.accessMadeMs !== undefined && reportedAt < w.accessMadeMs) {
+      stale.push(l.spec);
     }
   }
-  return { revoke, provision, report, markReported };
+  return { revoke, provision, report, markReported, stale };
 }

@@ -65,6 +65,7 @@ export class Reconciler<B> {
         startMs: w.lease?.startMs,
         endMs: w.lease?.endMs,
         ready: w.access !== undefined,
+        accessMadeMs: w.access?.madeMs,
       })),
       tombstoned: new Set(ids.filter((id) => this.o.tombstones.has(id))),
       reportedAtMs: new Map(
@@ -114,6 +115,10 @@ export class Reconciler<B> {
     for (const spec of plan.report) {
       if (await attempt('report', spec.leaseId, () => this.o.worker.provision(spec, true)))
         reported++;
+    }
+    for (const spec of plan.stale) {
+      // Not forced: the worker reports only if its mark is still older than the access.
+      if (await attempt('report', spec.leaseId, () => this.o.worker.provision(spec))) reported++;
     }
     for (const id of plan.markReported) {
       await attempt('mark reported', id, () => this.o.worker.markReported(id));

@@ -24,6 +24,13 @@ export interface LeaseAccess<B> {
   readonly nodes: readonly NodeAccess<B>[];
   /** D28: YAML, bound to the lease's namespace. */
   readonly kubeconfig: string;
+  /**
+   * When this access last changed (agent clock), for an access that changes
+   * on its own: a kubeconfig whose token is refreshed before the lease ends
+   * (D28). A report the exchange answered before this did not carry it.
+   * Undefined: it never changes once provisioned.
+   */
+  readonly madeMs?: number | undefined;
 }
 
 /** What exists on the provider's side for one lease. */

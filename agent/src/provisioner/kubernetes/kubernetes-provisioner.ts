@@ -665,6 +665,6 @@ export class KubernetesProvisioner<B extends PodBackend> implements Provisioner<
         `The token expires at ${new Date(token.expiresMs).toISOString()} and dies when the lease is revoked.`,
       ],
     });
-    return { leaseId: lease.leaseId, nodes, kubeconfig };
+    return { leaseId: lease.leaseId, nodes, kubeconfig, madeMs: token.issuedMs };
   }
 }
