@@ -7,9 +7,13 @@
 // in its namespace only and dies at revocation, the admission webhook
 // places the customer's pods, and SSH sessions exec into the workspace pods.
 
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
@@ -537,6 +541,60 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     const ended = exitOf(long);
     await p.revoke(lease.leaseId);
     expect((await ended).code).not.toBe(0);
+  });
+
+  it('ssh -L is a port-forward into the workspace pod: its own ports only, closed when nothing listens', async () => {
+    const lease = leaseOf(['node-e']);
+    const p = provisioner();
+    const { access } = await p.provision(lease);
+    const backend = access.nodes[0]!.backend;
+    // A server in the pod: the double's pods share this machine's loopback.
+    const server = createServer((c) => {
+      c.once('data', (d: Buffer) => c.end(`pod got ${d.toString()}`));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    const readAll = async (s: Duplex): Promise<string> => {
+      let out = '';
+      s.on('error', () => undefined);
+      s.on('data', (d: Buffer) => (out += d.toString()));
+      await new Promise((resolve) => s.on('close', resolve));
+      return out;
+    };
+    for (const host of ['localhost', '127.0.0.1']) {
+      const r = await backend.forward(host, port);
+      if (!r.ok) throw new Error(r.reason);
+      r.socket.write('ping');
+      expect(await readAll(r.socket)).toBe('pod got ping');
+    }
+    const forwards = double
+      .calls()
+      .filter(
+        (c) => c.startsWith('create pods/portforward ') && c.includes(` ${lease.namespace}/`),
+      );
+    expect(forwards).toHaveLength(2);
+    // Another host is refused before anything is asked of the API.
+    expect(await backend.forward('192.0.2.1', 80)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/own ports/) as string,
+    });
+    // Nothing listens: the forward closes without data.
+    server.close();
+    await once(server, 'close');
+    const refused = await backend.forward('localhost', port);
+    if (!refused.ok) throw new Error(refused.reason);
+    expect(await readAll(refused.socket)).toBe('');
+    // Revocation ends open forwards at once.
+    const again = createServer(() => undefined).listen(port, '127.0.0.1');
+    await once(again, 'listening');
+    const open = await backend.forward('localhost', port);
+    if (!open.ok) throw new Error(open.reason);
+    open.socket.on('error', () => undefined);
+    const ended = new Promise((resolve) => open.socket.on('close', resolve));
+    await p.revoke(lease.leaseId);
+    await ended;
+    again.close();
   });
 
   it('a crash mid-provisioning converges at the next reconciliation, either way', async () => {

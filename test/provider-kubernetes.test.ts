@@ -5,18 +5,21 @@
 // real API server can be had here), the real OpenSSH client and the real
 // kubectl. A buyer registers a key (D32) and buys 8 GPUs over HTTP; the
 // lease becomes active; ssh, pinned to the reported host key, runs a command
-// in the lease's workspace pod (an exec into it); the kubeconfig the exchange
+// in the lease's workspace pod (an exec into it) and forwards a port to it
+// (ssh -L, a port-forward into the pod); the kubeconfig the exchange
 // serves (D28) works in the lease's namespace only. Terminating (D26) closes
 // the open session, refuses new logins, kills the token everywhere, removes
 // the namespace, 404s the kubeconfig and credits the refund. The revocation
 // times are printed (against the double: no scheduling, no image pull).
 
+import { connect } from 'node:net';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
+import { freePort } from './support/nats-server.js';
 import type { Kubectl } from './support/kubectl.js';
 import { ProviderStack } from './support/provider-stack.js';
 import { leaseTarget, makeSshKey, openSession, runSsh } from './support/ssh-client.js';
@@ -103,6 +106,35 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
     });
     // The session was an exec into the lease's workspace pod.
     expect(execs()).toBe(before + 1);
+  });
+
+  it("ssh -L to the pod's own port reaches a server in the workspace pod (a port-forward through the API)", async () => {
+    const podPort = await freePort();
+    const localPort = await freePort();
+    // The server runs in the pod, started by the same session that holds the forward.
+    const server = `exec node -e "require('net').createServer((c) => c.end('hello from the pod\\n')).listen(${podPort}, '127.0.0.1', () => console.log('pod-listening'))"`;
+    const { child, ended } = await openSession(target, 'pod-listening', server, [
+      '-L',
+      `${localPort}:localhost:${podPort}`,
+    ]);
+    try {
+      const got = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const s = connect({ host: '127.0.0.1', port: localPort });
+        s.on('data', (d: Buffer) => (out += d.toString()));
+        s.on('close', () => resolve(out));
+        s.on('error', reject);
+      });
+      expect(got).toBe('hello from the pod\n');
+      expect(
+        cluster.double
+          .calls()
+          .some((c) => c.startsWith('create pods/portforward ') && c.includes(` ${namespace}/`)),
+      ).toBe(true);
+    } finally {
+      child.kill();
+      await ended;
+    }
   });
 
   it("the exchange's kubeconfig works with the real kubectl in the lease's namespace only (D28)", async () => {

@@ -14,6 +14,7 @@ import type { Duplex } from 'node:stream';
 
 import { runControllers } from './controllers.js';
 import { handleExecUpgrade } from './exec.js';
+import { forwardPorts, handlePortForwardUpgrade } from './portforward.js';
 import type { ExecRunner } from './exec.js';
 import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.js';
 import type { Json } from './patch.js';
@@ -1310,29 +1311,47 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     if (user === undefined) return reject(errors.unauthorized());
     Object.assign(entry, { user: user.username });
     const r = route(url.pathname);
-    if (r.kind !== 'resource' || r.path.plural !== 'pods' || r.path.subresource !== 'exec') {
-      return reject(errors.badRequest('only pods/exec upgrades are served'));
+    if (
+      r.kind !== 'resource' ||
+      r.path.plural !== 'pods' ||
+      (r.path.subresource !== 'exec' && r.path.subresource !== 'portforward')
+    ) {
+      return reject(errors.badRequest('only pods/exec and pods/portforward upgrades are served'));
     }
     const path = r.path;
+    const subresource = r.path.subresource;
     // Kubernetes 1.31+ (AuthorizePodWebsocketUpgradeCreatePermission) asks for `create`
-    // on pods/exec for a WebSocket exec, as for the POST of SPDY.
+    // on pods/exec and pods/portforward for a WebSocket, as for the POST of SPDY.
     const attrs: Attributes = {
       verb: 'create',
       group: '',
       resource: 'pods',
-      subresource: 'exec',
+      subresource,
       namespace: path.namespace,
       name: path.name,
     };
     Object.assign(entry, attrs);
     if (!authorize(rbacObjects, user, attrs)) {
-      return reject(errors.forbidden('', 'pods/exec', path.name, forbiddenWhy(user, attrs)));
+      return reject(
+        errors.forbidden('', `pods/${subresource}`, path.name, forbiddenWhy(user, attrs)),
+      );
     }
     const pod = store.get(def('', 'pods'), path.namespace, path.name);
     if (pod === undefined) return reject(errors.notFound('', 'pods', path.name));
     const phase = (pod['status'] as { phase?: string } | undefined)?.phase;
     if (phase !== 'Running') {
       return reject(errors.badRequest(`pod ${path.name} is not running (phase ${String(phase)})`));
+    }
+    if (subresource === 'portforward') {
+      const ports = forwardPorts(url.searchParams);
+      if (ports === undefined) return reject(errors.badRequest('ports must be 1 … 65535'));
+      entry.status = 101;
+      handlePortForwardUpgrade(req, socket, head, {
+        podUid: pod.metadata.uid ?? '',
+        ports,
+        sessions,
+      });
+      return;
     }
     const containers = (
       (pod['spec'] as { containers?: { name: string }[] } | undefined)?.containers ?? []
@@ -1353,7 +1372,7 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     });
   });
   const sessions = new Map<() => void, { podUid: string; kill: () => void }>();
-  // A deleted pod's containers die, and with them the exec sessions into it.
+  // A deleted pod's containers die, and with them the exec and port-forward sessions into it.
   store.changes.on('change', (c: Change) => {
     if (c.type !== 'DELETED' || c.def.kind !== 'Pod') return;
     for (const s of sessions.values()) if (s.podUid === c.object.metadata.uid) s.kill();

@@ -40,4 +40,6 @@ export const PROVISIONER_CALLS: readonly ApiCall[] = [
   ...each('', 'pods', ['list', 'delete']),
   // SSH sessions (the WebSocket upgrade is a GET; API servers ≥ 1.30 also check create).
   ...each('', 'pods/exec', ['get', 'create']),
+  // ssh -L: a port-forward into the workspace pod (the same upgrade).
+  ...each('', 'pods/portforward', ['get', 'create']),
 ];

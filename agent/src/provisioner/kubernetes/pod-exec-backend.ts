@@ -4,11 +4,12 @@
 // pipes for a command. When the workspace has no running pod the session
 // says why and exits at once instead of hanging: "starting" while the pod
 // is pending (75, EX_TEMPFAIL), "scaled to zero" when the customer scaled
-// it away (69, EX_UNAVAILABLE).
+// it away (69, EX_UNAVAILABLE). An `ssh -L` channel to the pod's localhost
+// is a port-forward into the same pod (pods/portforward, WebSocket).
 
-import { PassThrough, Readable } from 'node:stream';
+import { Duplex, PassThrough, Readable } from 'node:stream';
 
-import { Exec } from '@kubernetes/client-node';
+import { Exec, PortForward } from '@kubernetes/client-node';
 import type { V1Deployment, V1Pod, V1Status } from '@kubernetes/client-node';
 
 import type {
@@ -97,6 +98,9 @@ export function workspaceState(
   };
 }
 
+/** The pod's loopback, as an `ssh -L` client names it. */
+const POD_LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
+
 /** A session that only says why it cannot run and exits. */
 class Refusal {
   constructor(
@@ -108,6 +112,8 @@ class Refusal {
 export class PodExecBackend implements SessionBackend {
   readonly sftpRoot = undefined;
   private readonly sockets = new Set<ExecSocket>();
+  /** Open `ssh -L` forwards, cut at once by a revocation. */
+  private readonly forwards = new Set<Duplex>();
 
   constructor(
     private readonly kube: KubeClient,
@@ -197,18 +203,66 @@ export class PodExecBackend implements SessionBackend {
     };
   }
 
-  forward(): Promise<ForwardResult> {
-    return Promise.resolve({
-      ok: false,
-      reason:
-        'port forwarding goes through the API: `kubectl port-forward` with the lease kubeconfig',
+  /**
+   * `ssh -L local:localhost:PORT`: a port-forward to PORT of the workspace
+   * pod (its own loopback, as `kubectl port-forward` reaches it). Other hosts
+   * are refused: the pod's network is the customer's to reach from the pod.
+   * The client's EOF ends the forward (the API's WebSocket port-forward has
+   * no half-close).
+   */
+  async forward(host: string, port: number): Promise<ForwardResult> {
+    if (!POD_LOCAL_HOSTS.has(host)) {
+      return {
+        ok: false,
+        reason: "only the workspace pod's own ports are forwarded (ssh -L …:localhost:PORT)",
+      };
+    }
+    if (!Number.isInteger(port) || port < 1 || port > 65_535)
+      return { ok: false, reason: 'bad port' };
+    const pod = await this.pod();
+    if (pod instanceof Refusal) return { ok: false, reason: pod.message };
+    const fromPod = new PassThrough();
+    const toPod = new PassThrough();
+    const errors = new PassThrough();
+    let ws: ExecSocket;
+    try {
+      ws = (await new PortForward(this.kube.config, true).portForward(
+        this.target.namespace,
+        pod,
+        [port],
+        fromPod,
+        errors,
+        toPod,
+      )) as unknown as ExecSocket;
+    } catch (err) {
+      return { ok: false, reason: `port-forward failed: ${(err as Error).message}` };
+    }
+    this.sockets.add(ws);
+    const socket = Duplex.from({ readable: fromPod, writable: toPod });
+    this.forwards.add(socket);
+    ws.on('close', () => {
+      this.sockets.delete(ws);
+      fromPod.end();
     });
+    // No half-close either way: once the pod's side has ended and been read, it is over.
+    socket.once('end', () => socket.destroy());
+    // Nothing listens on the port, or the pod went away: the channel closes.
+    errors.on('data', (d: Buffer) => {
+      if (d.length > 0) socket.destroy(new Error(d.toString('utf8')));
+    });
+    socket.on('close', () => {
+      this.forwards.delete(socket);
+      void closeSocket(ws);
+    });
+    return { ok: true, socket };
   }
 
   /** Revocation: every exec stream of this node ends now. */
   async terminate(): Promise<void> {
     const sockets = [...this.sockets];
     this.sockets.clear();
+    for (const f of this.forwards) f.destroy();
+    this.forwards.clear();
     await Promise.all(sockets.map(closeSocket));
   }
 
