@@ -6,12 +6,16 @@
 // kubectl. A buyer registers a key (D32) and buys 8 GPUs over HTTP; the
 // lease becomes active; ssh, pinned to the reported host key, runs a command
 // in the lease's workspace pod (an exec into it) and forwards a port to it
-// (ssh -L, a port-forward into the pod); the kubeconfig the exchange
+// (ssh -L, a port-forward into the pod), and scp and sftp run the pod's own
+// sftp-server; the kubeconfig the exchange
 // serves (D28) works in the lease's namespace only. Terminating (D26) closes
 // the open session, refuses new logins, kills the token everywhere, removes
 // the namespace, 404s the kubeconfig and credits the refund. The revocation
 // times are printed (against the double: no scheduling, no image pull).
 
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
@@ -22,7 +26,14 @@ import { kubectlIn } from './support/kubectl.js';
 import { freePort } from './support/nats-server.js';
 import type { Kubectl } from './support/kubectl.js';
 import { ProviderStack } from './support/provider-stack.js';
-import { leaseTarget, makeSshKey, openSession, runSsh } from './support/ssh-client.js';
+import {
+  finished,
+  leaseTarget,
+  makeSshKey,
+  openSession,
+  runSsh,
+  sshOptions,
+} from './support/ssh-client.js';
 import type { SshKey, SshTarget } from './support/ssh-client.js';
 
 const ASK = 2.5;
@@ -135,6 +146,41 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
       child.kill();
       await ended;
     }
+  });
+
+  it("scp and sftp move files through the workspace pod's own sftp-server (an exec into the pod)", async () => {
+    const { endpoint, key, knownHosts } = target;
+    const options = sshOptions(key, knownHosts, endpoint.port).map((a) => (a === '-p' ? '-P' : a));
+    const dest = `${endpoint.user}@${endpoint.host}`;
+    const tool = (cmd: string, args: string[], input = '') => {
+      const child = spawn(cmd, [...options, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+      child.stdin.end(input);
+      return finished(child);
+    };
+    const execs = (): number =>
+      cluster.double
+        .calls()
+        .filter((c) => c.startsWith('create pods/exec ') && c.includes(` ${namespace}/`)).length;
+    const before = execs();
+    // The double's pods share this machine's file system.
+    const podDir = join(stack.dir, 'in-the-pod');
+    mkdirSync(podDir);
+    const local = join(stack.dir, 'upload.bin');
+    const payload = randomBytes(1024 * 1024 + 17);
+    writeFileSync(local, payload);
+    const up = await tool('scp', [local, `${dest}:${podDir}/up.bin`]);
+    expect(up, up.stderr).toMatchObject({ code: 0 });
+    expect(readFileSync(join(podDir, 'up.bin')).equals(payload)).toBe(true);
+    const back = join(stack.dir, 'download.bin');
+    const down = await tool('scp', [`${dest}:${podDir}/up.bin`, back]);
+    expect(down, down.stderr).toMatchObject({ code: 0 });
+    expect(readFileSync(back).equals(payload)).toBe(true);
+    const batch = await tool('sftp', ['-b', '-', dest], `cd ${podDir}\nls -1\nrm up.bin\n`);
+    expect(batch, batch.stderr).toMatchObject({ code: 0 });
+    expect(batch.stdout).toMatch(/^up\.bin$/m);
+    expect(existsSync(join(podDir, 'up.bin'))).toBe(false);
+    // Each was an exec of the image's sftp-server in the lease's pod.
+    expect(execs()).toBe(before + 3);
   });
 
   it("the exchange's kubeconfig works with the real kubectl in the lease's namespace only (D28)", async () => {

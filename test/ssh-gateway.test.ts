@@ -479,6 +479,40 @@ describe('sftp subsystem confined to the workspace', () => {
   });
 });
 
+describe("sftp served by the backend's own server (Kubernetes mode: the image's sftp-server)", () => {
+  it('passes the subsystem through to the sftp-server the backend runs; a backend without one says so', async () => {
+    const withServer = addLease('lse_k-0', 'lse_k', [keys.alice]);
+    writeFileSync(join(withServer.dir, 'weights.bin'), 'w');
+    Object.assign(withServer.backend, {
+      sftpCommand: `exec /usr/lib/openssh/sftp-server -d ${withServer.dir}`,
+    });
+    addLease('lse_n-0', 'lse_n', [keys.alice]);
+    const g = new SshGateway({
+      host: '127.0.0.1',
+      port: 0,
+      hostKey,
+      directory,
+      logger: recordingLogger(logs),
+      sftp: 'backend',
+    });
+    await g.start();
+    try {
+      const p = g.address().port;
+      const hosts = writeKnownHosts(join(tmp, 'known_hosts_backend_sftp'), p, hostKey.publicKey);
+      const opts = clientOptions(keys.alice, p, hosts).map((a) => (a === '-p' ? '-P' : a));
+      const served = await run('sftp', [...opts, '-b', '-', 'lse_k-0@127.0.0.1'], 'pwd\nls -1\n');
+      expect(served, served.stderr).toMatchObject({ code: 0 });
+      expect(served.stdout).toContain(`Remote working directory: ${withServer.dir}`);
+      expect(served.stdout).toMatch(/^weights\.bin$/m);
+      const none = await run('sftp', [...opts, '-b', '-', 'lse_n-0@127.0.0.1'], 'ls\n');
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toContain('gpux: no SFTP on this node');
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe('ssh -L: only to ports the lease itself listens on', () => {
   const SERVER =
     "exec node -e \"const s=require('net').createServer(c=>c.end('hello from '+process.argv[1]+'\\n')).listen(0,'127.0.0.1',()=>console.log(s.address().port))\"";

@@ -52,7 +52,8 @@ export function kubernetesAgent(config: AgentConfig, logger: Logger): Kubernetes
     });
   }
   const ssh: AgentSsh<PodExecBackend> = {
-    gatewayFactory: sshGatewayFactory,
+    // SFTP is the workspace image's own sftp-server, run by an exec (PodExecBackend).
+    gatewayFactory: (o) => sshGatewayFactory(o, 'backend'),
     backendFactory: () => {
       throw new Error('kubernetes: session backends are made by the provisioner');
     },

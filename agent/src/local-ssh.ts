@@ -7,12 +7,17 @@ import { join } from 'node:path';
 
 import type { AgentSsh } from './assemble.js';
 import type { GatewayFactoryOptions } from './ssh-port.js';
+import type { SftpMode } from './ssh/gateway-config.js';
 import { LocalWorkspaceBackend, SshGateway, loadOrCreateHostKey } from './ssh/index.js';
 import type { SessionBackend } from './ssh/types.js';
 
-/** The agent's SSH gateway, its host key kept in the state directory (D32); any backend. */
+/**
+ * The agent's SSH gateway, its host key kept in the state directory (D32);
+ * any backend. `sftp`: who serves SFTP (gateway-config.ts).
+ */
 export const sshGatewayFactory = async <B extends SessionBackend>(
   o: GatewayFactoryOptions<B>,
+  sftp: SftpMode = 'gateway',
 ): Promise<SshGateway> =>
   new SshGateway({
     host: o.host,
@@ -20,6 +25,7 @@ export const sshGatewayFactory = async <B extends SessionBackend>(
     hostKey: await loadOrCreateHostKey(o.stateDir, o.logger),
     directory: o.directory,
     logger: o.logger,
+    sftp,
   });
 
 export function localWorkspaceSsh(stateDir: string): AgentSsh<LocalWorkspaceBackend> {

@@ -35,7 +35,15 @@ export interface SshGatewayOptions {
   readonly directory: EndpointDirectory;
   readonly logger: Logger;
   readonly limits?: Partial<SshGatewayLimits>;
+  /**
+   * Who serves the SFTP subsystem: 'gateway' (default), the gateway's own
+   * server on the backend's `sftpRoot`; 'backend', a process the backend
+   * runs (`sftpCommand`), as sshd runs sftp-server.
+   */
+  readonly sftp?: SftpMode;
 }
+
+export type SftpMode = 'gateway' | 'backend';
 
 export interface SshGatewayConfig {
   readonly host: string;
@@ -44,6 +52,7 @@ export interface SshGatewayConfig {
   readonly directory: EndpointDirectory;
   readonly logger: Logger;
   readonly limits: SshGatewayLimits;
+  readonly sftp: SftpMode;
 }
 
 export class SshGatewayConfigError extends Error {
@@ -72,5 +81,6 @@ export function compileGatewayConfig(options: SshGatewayOptions): SshGatewayConf
     directory: options.directory,
     logger: options.logger,
     limits,
+    sftp: options.sftp ?? 'gateway',
   };
 }

@@ -193,6 +193,7 @@ export class GatewayConnection {
     return {
       leaseId: this.leaseId as string,
       logger: this.host.config.logger,
+      sftp: this.host.config.sftp,
       currentEndpoint: () => this.currentEndpoint(),
     };
   }

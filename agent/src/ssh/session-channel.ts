@@ -6,6 +6,7 @@
 import type { ServerChannel, Session, SFTPWrapper } from 'ssh2';
 import { ConfinedRoot } from './confined-root.js';
 import { isAllowedEnv } from './env-allow-list.js';
+import type { SftpMode } from './gateway-config.js';
 import type { Logger } from './logger.js';
 import { endSftpChannel } from './sftp-channel-end.js';
 import { SftpSession } from './sftp-session.js';
@@ -24,6 +25,8 @@ export interface TrackedChannel {
 export interface SessionContext {
   readonly leaseId: string;
   readonly logger: Logger;
+  /** Who serves SFTP: the gateway on the backend's sftpRoot, or the backend's sftpCommand. */
+  readonly sftp: SftpMode;
   /** The endpoint as the directory has it now; undefined when the login no longer leads to this lease. */
   currentEndpoint(): Promise<SshEndpoint | undefined>;
 }
@@ -94,11 +97,21 @@ export class SessionChannel implements TrackedChannel {
       const channel = this.begin(accept, reject);
       if (channel !== undefined) this.started(this.startProcess(channel, info.command));
     });
-    session.on('sftp', (accept: () => SFTPWrapper, reject: Reply) => {
-      if (this.requested || this.revoked) return reject?.();
-      this.requested = true;
-      this.started(this.startSftp(accept()));
-    });
+    if (ctx.sftp === 'gateway') {
+      session.on('sftp', (accept: () => SFTPWrapper, reject: Reply) => {
+        if (this.requested || this.revoked) return reject?.();
+        this.requested = true;
+        this.started(this.startSftp(accept()));
+      });
+    } else {
+      // Without an 'sftp' listener ssh2 hands the subsystem over as a plain
+      // channel: its bytes go to and from the backend's SFTP server process.
+      session.on('subsystem', (accept: Accept, reject: Reply, info: { name: string }) => {
+        if (info.name !== 'sftp') return reject?.();
+        const channel = this.begin(accept, reject);
+        if (channel !== undefined) this.started(this.startProcess(channel, undefined, true));
+      });
+    }
     session.on('close', () => this.markClosed());
   }
 
@@ -150,14 +163,23 @@ export class SessionChannel implements TrackedChannel {
     return undefined;
   }
 
-  private async startProcess(channel: ServerChannel, command: string | undefined): Promise<void> {
+  private async startProcess(
+    channel: ServerChannel,
+    given: string | undefined,
+    sftp = false,
+  ): Promise<void> {
     const endpoint = await this.readyEndpoint();
     if (endpoint === undefined) return;
+    const command = sftp ? endpoint.backend.sftpCommand : given;
+    if (sftp && command === undefined) {
+      this.endWith('gpux: no SFTP on this node', EXIT_START_FAILED);
+      return;
+    }
     const env = { ...this.env };
     let handle: ShellHandle | ExecHandle;
     try {
       handle =
-        this.pty === undefined
+        this.pty === undefined || sftp
           ? await endpoint.backend.exec(command === undefined ? { env } : { env, command })
           : await endpoint.backend.shell({
               ...this.pty,
@@ -182,8 +204,8 @@ export class SessionChannel implements TrackedChannel {
     if ('stdin' in handle) this.wireExec(channel, handle);
     else this.wireShell(channel, handle);
     this.ctx.logger.info(
-      { leaseId: this.ctx.leaseId, pty: this.pty !== undefined, exec: command !== undefined },
-      'ssh session started',
+      { leaseId: this.ctx.leaseId, pty: this.pty !== undefined, exec: command !== undefined, sftp },
+      sftp ? 'ssh sftp session started' : 'ssh session started',
     );
   }
 

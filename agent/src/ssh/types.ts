@@ -92,8 +92,17 @@ export interface SessionBackend {
   shell(options: ShellOptions): Promise<ShellHandle>;
   /** Starts a process on pipes; a rejection fails the session request. */
   exec(options: ExecOptions): Promise<ExecHandle>;
-  /** The directory the SFTP subsystem is confined to (symlinks included); undefined: no SFTP. */
+  /**
+   * The directory the gateway's own SFTP server is confined to (symlinks
+   * included), for a gateway whose `sftp` is 'gateway'; undefined: no SFTP.
+   */
   readonly sftpRoot: string | undefined;
+  /**
+   * For a gateway whose `sftp` is 'backend': the command that serves SFTP on
+   * its stdin and stdout where the node's sessions run (the image's
+   * sftp-server); the gateway passes the subsystem's bytes through. Undefined: no SFTP.
+   */
+  readonly sftpCommand?: string | undefined;
   /** A connected socket to host:port for `ssh -L`, or a refusal (the channel open fails). */
   forward(host: string, port: number): Promise<ForwardResult>;
 }

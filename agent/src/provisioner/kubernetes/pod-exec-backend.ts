@@ -98,6 +98,19 @@ export function workspaceState(
   };
 }
 
+/**
+ * The SFTP subsystem: the image's sftp-server where OpenSSH's packages put it
+ * (Debian and Ubuntu, Fedora and RHEL, Arch, Alpine), or a word on stderr and
+ * 127 when the image has none.
+ */
+export const SFTP_SERVER = [
+  'for p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server /usr/libexec/sftp-server /usr/lib/sftp-server; do',
+  '  if [ -x "$p" ]; then exec "$p"; fi;',
+  'done;',
+  "echo 'gpux: this workspace image has no sftp-server (install openssh-sftp-server), or copy files with kubectl cp' >&2;",
+  'exit 127',
+].join(' ');
+
 /** The pod's loopback, as an `ssh -L` client names it. */
 const POD_LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
 
@@ -111,6 +124,7 @@ class Refusal {
 
 export class PodExecBackend implements SessionBackend {
   readonly sftpRoot = undefined;
+  readonly sftpCommand = SFTP_SERVER;
   private readonly sockets = new Set<ExecSocket>();
   /** Open `ssh -L` forwards, cut at once by a revocation. */
   private readonly forwards = new Set<Duplex>();
