@@ -524,6 +524,22 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     );
     expect(r).toEqual({ out: 'hello C.UTF-8\n', err: 'oops\n', exit: { code: 4 } });
 
+    // An SSH client that reads slower than the pod writes: reading the exec
+    // stops while its output waits, and every byte still arrives, in order.
+    const big = await backend.exec({ env: {}, command: 'seq 1 200000' });
+    big.stdin.end();
+    const held = () => big.stdout.readableLength + big.stdout.writableLength;
+    while (held() < 16 * 1024) await new Promise((r) => setTimeout(r, 10));
+    // Left unread a while: what waits here stays near the streams' high-water
+    // marks (the 1.3 MB of output stays in the pod), instead of all of it.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(held()).toBeLessThan(256 * 1024);
+    const slow = await runExec(big);
+    const expected = Array.from({ length: 200_000 }, (_, i) => `${i + 1}\n`).join('');
+    expect(slow.exit).toEqual({ code: 0 });
+    expect(slow.out.length).toBe(expected.length);
+    expect(slow.out === expected).toBe(true);
+
     const shell: ShellHandle = await backend.shell({
       term: 'xterm',
       cols: 100,

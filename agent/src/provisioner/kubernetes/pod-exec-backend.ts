@@ -111,6 +111,38 @@ export const SFTP_SERVER = [
   'exit 127',
 ].join(' ');
 
+/** What can stop reading: the exec's or port-forward's WebSocket. */
+export interface Pausable {
+  pause?(): void;
+  resume?(): void;
+}
+
+/**
+ * Flow control for a stream the client library writes into without looking
+ * at write()'s answer (an exec's stdout and stderr, a port-forward's data):
+ * while `out` holds more than its high-water mark, because the SSH client
+ * reads slower than the pod writes, the WebSocket is not read (TCP then
+ * holds the pod back); once `out` has drained it is read again. Without it,
+ * `ssh host cat big-file` over a slow link buffers the whole file here.
+ */
+export function pauseWhileFull(out: PassThrough, socket: () => Pausable | undefined): void {
+  const write = out.write.bind(out) as (...args: unknown[]) => boolean;
+  let paused = false;
+  out.write = ((...args: unknown[]) => {
+    const ok = write(...args);
+    const s = socket();
+    if (!ok && !paused && s?.pause !== undefined) {
+      paused = true;
+      s.pause();
+      out.once('drain', () => {
+        paused = false;
+        s.resume?.();
+      });
+    }
+    return ok;
+  }) as typeof out.write;
+}
+
 /** The pod's loopback, as an `ssh -L` client names it. */
 const POD_LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
 
@@ -186,6 +218,9 @@ export class PodExecBackend implements SessionBackend {
     const stderr = new PassThrough();
     const exit = new ExitLatch();
     let status: V1Status | undefined;
+    let opened: ExecSocket | undefined;
+    pauseWhileFull(stdout, () => opened);
+    pauseWhileFull(stderr, () => opened);
     const socket = await this.open(
       pod,
       execCommand(options.env, options.command),
@@ -195,6 +230,7 @@ export class PodExecBackend implements SessionBackend {
       false,
       (s) => (status = s),
     );
+    opened = socket;
     // The client's EOF (`ssh host cmd </dev/null`): the client library closes
     // the whole exec on the end of stdin unless the server speaks
     // v5.channel.k8s.io, which has a close frame for stdin alone.
@@ -238,6 +274,8 @@ export class PodExecBackend implements SessionBackend {
     const fromPod = new PassThrough();
     const toPod = new PassThrough();
     const errors = new PassThrough();
+    let opened: ExecSocket | undefined;
+    pauseWhileFull(fromPod, () => opened);
     let ws: ExecSocket;
     try {
       ws = (await new PortForward(this.kube.config, true).portForward(
@@ -251,6 +289,7 @@ export class PodExecBackend implements SessionBackend {
     } catch (err) {
       return { ok: false, reason: `port-forward failed: ${(err as Error).message}` };
     }
+    opened = ws;
     this.sockets.add(ws);
     const socket = Duplex.from({ readable: fromPod, writable: toPod });
     this.forwards.add(socket);
