@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
+import type { Duplex, PassThrough } from 'node:stream';
 
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
@@ -528,7 +528,8 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     // stops while its output waits, and every byte still arrives, in order.
     const big = await backend.exec({ env: {}, command: 'seq 1 200000' });
     big.stdin.end();
-    const held = () => big.stdout.readableLength + big.stdout.writableLength;
+    const bigOut = big.stdout as PassThrough;
+    const held = (): number => bigOut.readableLength + bigOut.writableLength;
     while (held() < 16 * 1024) await new Promise((r) => setTimeout(r, 10));
     // Left unread a while: what waits here stays near the streams' high-water
     // marks (the 1.3 MB of output stays in the pod), instead of all of it.

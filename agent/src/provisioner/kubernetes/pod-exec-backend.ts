@@ -218,7 +218,7 @@ export class PodExecBackend implements SessionBackend {
     const stderr = new PassThrough();
     const exit = new ExitLatch();
     let status: V1Status | undefined;
-    let opened: ExecSocket | undefined;
+    let opened: ExecSocket | undefined = undefined;
     pauseWhileFull(stdout, () => opened);
     pauseWhileFull(stderr, () => opened);
     const socket = await this.open(
@@ -274,7 +274,7 @@ export class PodExecBackend implements SessionBackend {
     const fromPod = new PassThrough();
     const toPod = new PassThrough();
     const errors = new PassThrough();
-    let opened: ExecSocket | undefined;
+    let opened: ExecSocket | undefined = undefined;
     pauseWhileFull(fromPod, () => opened);
     let ws: ExecSocket;
     try {
