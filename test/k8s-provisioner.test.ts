@@ -596,12 +596,15 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
       ok: false,
       reason: expect.stringMatching(/own ports/) as string,
     });
-    // Nothing listens: the forward closes without data.
+    // Nothing listens: the API's error channel says so and the forward closes without data.
     server.close();
     await once(server, 'close');
     const refused = await backend.forward('localhost', port);
     if (!refused.ok) throw new Error(refused.reason);
+    let failure: Error | undefined;
+    refused.socket.on('error', (err) => (failure = err));
     expect(await readAll(refused.socket)).toBe('');
+    expect(failure?.message).toMatch(new RegExp(`error forwarding port ${port}`));
     // Revocation ends open forwards at once.
     const again = createServer(() => undefined).listen(port, '127.0.0.1');
     await once(again, 'listening');
@@ -609,8 +612,9 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     if (!open.ok) throw new Error(open.reason);
     open.socket.on('error', () => undefined);
     const ended = new Promise((resolve) => open.socket.on('close', resolve));
-    await p.revoke(lease.leaseId);
+    await backend.terminate(); // what revocation does first, the pod still running
     await ended;
+    await p.revoke(lease.leaseId);
     again.close();
   });
 

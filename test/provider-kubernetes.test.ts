@@ -181,6 +181,22 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
     expect(existsSync(join(podDir, 'up.bin'))).toBe(false);
     // Each was an exec of the image's sftp-server in the lease's pod.
     expect(execs()).toBe(before + 3);
+    // An API server before 1.30 (no v5.channel.k8s.io) cannot close an
+    // exec's stdin alone: the client's final EOF ends the whole exec instead,
+    // so the session still closes.
+    cluster.double.setExecProtocols(['v4.channel.k8s.io']);
+    try {
+      const old = await tool(
+        'sftp',
+        ['-b', '-', dest],
+        `cd ${podDir}\nput ${local} again.bin\nls -1\n`,
+      );
+      expect(old, old.stderr).toMatchObject({ code: 0 });
+      expect(old.stdout).toMatch(/^again\.bin$/m);
+      expect(readFileSync(join(podDir, 'again.bin')).equals(payload)).toBe(true);
+    } finally {
+      cluster.double.setExecProtocols(['v5.channel.k8s.io', 'v4.channel.k8s.io']);
+    }
   });
 
   it("the exchange's kubeconfig works with the real kubectl in the lease's namespace only (D28)", async () => {

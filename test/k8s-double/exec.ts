@@ -121,11 +121,22 @@ export const localRunner: ExecRunner = (req) => {
   };
 };
 
-const PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
-const wss = new WebSocketServer({
-  noServer: true,
-  handleProtocols: (offered) => PROTOCOLS.find((p) => offered.has(p)) ?? false,
-});
+/** What an API server of 1.30 or later speaks, best first; one before 1.30 has no v5. */
+export const EXEC_PROTOCOLS: readonly string[] = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
+const servers = new Map<string, WebSocketServer>();
+
+function serverFor(protocols: readonly string[]): WebSocketServer {
+  const key = protocols.join(',');
+  let wss = servers.get(key);
+  if (wss === undefined) {
+    wss = new WebSocketServer({
+      noServer: true,
+      handleProtocols: (offered) => protocols.find((p) => offered.has(p)) ?? false,
+    });
+    servers.set(key, wss);
+  }
+  return wss;
+}
 
 export function exitStatus(command: readonly string[], code: number): object {
   if (code === 0) return { metadata: {}, status: 'Success' };
@@ -145,62 +156,72 @@ export function handleExecUpgrade(
   session: ExecRequest & {
     stdin: boolean;
     runner?: ExecRunner;
+    /** The subprotocols spoken, best first (default EXEC_PROTOCOLS). */
+    protocols?: readonly string[];
     /** Ends every open session (on stop). */
     /** Open sessions: their end (close the socket), by the pod's uid and its process's kill. */
     sessions: Map<() => void, { podUid: string; kill: () => void }>;
   },
 ): void {
-  wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-    const send = (channel: number, data: Buffer): void => {
-      if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([channel]), data]));
-    };
-    let proc: ExecProcess;
-    try {
-      proc = (session.runner ?? localRunner)(session);
-    } catch (err) {
-      send(
-        3,
-        Buffer.from(
-          JSON.stringify({
-            metadata: {},
-            status: 'Failure',
-            message: String(err),
-            reason: 'InternalError',
-          }),
-        ),
-      );
-      ws.close(1000);
-      return;
-    }
-    const end = (): void => {
-      proc.kill();
-      ws.terminate();
-    };
-    session.sessions.set(end, { podUid: session.pod.metadata.uid ?? '', kill: () => proc.kill() });
-    proc.onOutput((stream, data) => send(session.tty ? 1 : stream, data));
-    proc.onExit((code) => {
-      session.sessions.delete(end);
-      send(3, Buffer.from(JSON.stringify(exitStatus(session.command, code))));
-      ws.close(1000);
-    });
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      const buf = isBinary ? data : Buffer.from(data.toString(), 'utf8');
-      const channel = buf[0];
-      const payload = buf.subarray(1);
-      if (channel === 0 && session.stdin) proc.write(payload);
-      else if (channel === 4) {
-        try {
-          const size = JSON.parse(payload.toString('utf8')) as Record<string, unknown>;
-          const cols = Number(size['Width'] ?? size['width']);
-          const rows = Number(size['Height'] ?? size['height']);
-          if (cols > 0 && rows > 0) proc.resize(cols, rows);
-        } catch {
-          // a malformed resize is ignored, as the kubelet does
-        }
-      } else if (channel === 255 && payload[0] === 0) proc.endInput();
-    });
-    ws.on('close', () => {
-      if (session.sessions.delete(end)) proc.kill();
-    });
-  });
+  serverFor(session.protocols ?? EXEC_PROTOCOLS).handleUpgrade(
+    req,
+    socket,
+    head,
+    (ws: WebSocket) => {
+      const send = (channel: number, data: Buffer): void => {
+        if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([channel]), data]));
+      };
+      let proc: ExecProcess;
+      try {
+        proc = (session.runner ?? localRunner)(session);
+      } catch (err) {
+        send(
+          3,
+          Buffer.from(
+            JSON.stringify({
+              metadata: {},
+              status: 'Failure',
+              message: String(err),
+              reason: 'InternalError',
+            }),
+          ),
+        );
+        ws.close(1000);
+        return;
+      }
+      const end = (): void => {
+        proc.kill();
+        ws.terminate();
+      };
+      session.sessions.set(end, {
+        podUid: session.pod.metadata.uid ?? '',
+        kill: () => proc.kill(),
+      });
+      proc.onOutput((stream, data) => send(session.tty ? 1 : stream, data));
+      proc.onExit((code) => {
+        session.sessions.delete(end);
+        send(3, Buffer.from(JSON.stringify(exitStatus(session.command, code))));
+        ws.close(1000);
+      });
+      ws.on('message', (data: Buffer, isBinary: boolean) => {
+        const buf = isBinary ? data : Buffer.from(data.toString(), 'utf8');
+        const channel = buf[0];
+        const payload = buf.subarray(1);
+        if (channel === 0 && session.stdin) proc.write(payload);
+        else if (channel === 4) {
+          try {
+            const size = JSON.parse(payload.toString('utf8')) as Record<string, unknown>;
+            const cols = Number(size['Width'] ?? size['width']);
+            const rows = Number(size['Height'] ?? size['height']);
+            if (cols > 0 && rows > 0) proc.resize(cols, rows);
+          } catch {
+            // a malformed resize is ignored, as the kubelet does
+          }
+        } else if (channel === 255 && payload[0] === 0) proc.endInput();
+      });
+      ws.on('close', () => {
+        if (session.sessions.delete(end)) proc.kill();
+      });
+    },
+  );
 }

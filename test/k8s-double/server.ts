@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 import { runControllers } from './controllers.js';
-import { handleExecUpgrade } from './exec.js';
+import { EXEC_PROTOCOLS, handleExecUpgrade } from './exec.js';
 import { forwardPorts, handlePortForwardUpgrade } from './portforward.js';
 import type { ExecRunner } from './exec.js';
 import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.js';
@@ -127,6 +127,12 @@ export interface K8sDouble {
   addToken(token: string, user: UserInfo): void;
   /** Makes tokens' clock run ahead (to expire minted tokens). */
   advanceClock(seconds: number): void;
+  /**
+   * The exec subprotocols the double speaks from now on, best first (default
+   * v5 then v4); `['v4.channel.k8s.io']` is an API server before 1.30, whose
+   * exec cannot close stdin alone.
+   */
+  setExecProtocols(protocols: readonly string[]): void;
   /** Objects as stored, bypassing the API (for assertions and setup). */
   get(apiVersion: string, kind: string, namespace: string, name: string): KObject | undefined;
   list(apiVersion: string, kind: string, namespace?: string): KObject[];
@@ -1368,10 +1374,12 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
       tty: url.searchParams.get('tty') === 'true',
       stdin: url.searchParams.get('stdin') === 'true',
       ...(opts.execRunner === undefined ? {} : { runner: opts.execRunner }),
+      protocols: execProtocols,
       sessions,
     });
   });
   const sessions = new Map<() => void, { podUid: string; kill: () => void }>();
+  let execProtocols = EXEC_PROTOCOLS;
   // A deleted pod's containers die, and with them the exec and port-forward sessions into it.
   store.changes.on('change', (c: Change) => {
     if (c.type !== 'DELETED' || c.def.kind !== 'Pod') return;
@@ -1434,6 +1442,9 @@ export async function startK8sDouble(opts: K8sDoubleOptions = {}): Promise<K8sDo
     },
     advanceClock(seconds) {
       clockOffset += seconds;
+    },
+    setExecProtocols(protocols) {
+      execProtocols = protocols;
     },
     get(apiVersion, kind, namespace, name) {
       const d = findKind(apiVersion, kind);

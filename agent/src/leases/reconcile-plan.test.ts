@@ -131,6 +131,11 @@ describe('reconciliation plan (D30)', () => {
       input({ listed, workspaces, reportedAtMs: new Map([['lse_a', 700]]) }),
     );
     expect(reported.stale).toEqual([]);
+    // Not marked here (a crash between the report and its mark): reported, not
+    // marked, since the mark would also cover a refresh never reported.
+    const unmarked = planReconciliation(input({ listed, workspaces }));
+    expect(unmarked.stale.map((l) => l.leaseId)).toEqual(['lse_a']);
+    expect(unmarked.markReported).toEqual([]);
     // An access that never changes on its own is never stale.
     const fixed = planReconciliation(
       input({ listed, workspaces: [ws('lse_a')], reportedAtMs: new Map([['lse_a', 400]]) }),

@@ -43,13 +43,17 @@ export interface ReconcilePlan {
   readonly provision: readonly LeaseSpec[];
   /** Finished workspaces whose lease the exchange still shows as provisioning. */
   readonly report: readonly LeaseSpec[];
-  /** Finished workspaces the exchange already shows as active, not marked here yet. */
+  /**
+   * Finished workspaces the exchange already shows as active, not marked
+   * here yet, whose access does not change on its own.
+   */
   readonly markReported: readonly string[];
   /**
    * Finished workspaces the exchange shows as active whose access changed
-   * after its last report: a token refreshed (D28) and stored, its report cut
-   * off by a restart. Provisioned again, so the worker reports the access the
-   * exchange has not seen before the old token expires.
+   * after its last report (or that have no report mark): a token refreshed
+   * (D28) and stored, its report cut off by a restart. Provisioned again, so
+   * the worker reports the access the exchange has not seen before the old
+   * token expires.
    */
   readonly stale: readonly LeaseSpec[];
 }
@@ -86,10 +90,12 @@ export function planReconciliation(input: ReconcileInput): ReconcilePlan {
       // reported before this list was asked for and still not active: the
       // exchange lost the report. Reported while the list was on its way: wait.
       if (reportedAt === undefined || reportedAt < input.listSentAtMs) report.push(l.spec);
+    } else if (w.accessMadeMs !== undefined && (reportedAt ?? 0) < w.accessMadeMs) {
+      // Marking it now would also cover an access refreshed after the report
+      // the exchange answered: report it instead (once more at worst).
+      stale.push(l.spec);
     } else if (reportedAt === undefined) {
       markReported.push(id);
-    } else if (w.accessMadeMs !== undefined && reportedAt < w.accessMadeMs) {
-      stale.push(l.spec);
     }
   }
   return { revoke, provision, report, markReported, stale };

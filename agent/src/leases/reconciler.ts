@@ -118,7 +118,13 @@ export class Reconciler<B> {
     }
     for (const spec of plan.stale) {
       // Not forced: the worker reports only if its mark is still older than the access.
-      if (await attempt('report', spec.leaseId, () => this.o.worker.provision(spec))) reported++;
+      let outcome: string | undefined;
+      await attempt(
+        'report',
+        spec.leaseId,
+        async () => (outcome = await this.o.worker.provision(spec)),
+      );
+      if (outcome === 'reported') reported++;
     }
     for (const id of plan.markReported) {
       await attempt('mark reported', id, () => this.o.worker.markReported(id));

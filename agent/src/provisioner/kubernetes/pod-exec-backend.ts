@@ -27,12 +27,15 @@ import { EXIT_STARTING, EXIT_UNAVAILABLE } from '../../ssh/session-channel.js';
 import type { KubeClient } from './kube-client.js';
 import type { PodBackendTarget } from './kubernetes-provisioner.js';
 import { LEASE_LABEL, NAMES, WORKSPACE_LABEL, workspaceName } from './objects.js';
+import { ReadGate, gateSends } from './ws-flow.js';
 
 /** The WebSocket the client's Exec returns (ws in Node), as far as it is used here. */
 interface ExecSocket {
   readonly readyState: number;
   /** The subprotocol the server chose (v5.channel.k8s.io … channel.k8s.io). */
   readonly protocol: string;
+  /** Bytes given to send() and not yet written to the connection. */
+  readonly bufferedAmount: number;
   close(): void;
   terminate?(): void;
   on(event: 'close', listener: () => void): void;
@@ -111,38 +114,6 @@ export const SFTP_SERVER = [
   'exit 127',
 ].join(' ');
 
-/** What can stop reading: the exec's or port-forward's WebSocket. */
-export interface Pausable {
-  pause?(): void;
-  resume?(): void;
-}
-
-/**
- * Flow control for a stream the client library writes into without looking
- * at write()'s answer (an exec's stdout and stderr, a port-forward's data):
- * while `out` holds more than its high-water mark, because the SSH client
- * reads slower than the pod writes, the WebSocket is not read (TCP then
- * holds the pod back); once `out` has drained it is read again. Without it,
- * `ssh host cat big-file` over a slow link buffers the whole file here.
- */
-export function pauseWhileFull(out: PassThrough, socket: () => Pausable | undefined): void {
-  const write = out.write.bind(out) as (...args: unknown[]) => boolean;
-  let paused = false;
-  out.write = ((...args: unknown[]) => {
-    const ok = write(...args);
-    const s = socket();
-    if (!ok && !paused && s?.pause !== undefined) {
-      paused = true;
-      s.pause();
-      out.once('drain', () => {
-        paused = false;
-        s.resume?.();
-      });
-    }
-    return ok;
-  }) as typeof out.write;
-}
-
 /** The pod's loopback, as an `ssh -L` client names it. */
 const POD_LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
 
@@ -219,8 +190,9 @@ export class PodExecBackend implements SessionBackend {
     const exit = new ExitLatch();
     let status: V1Status | undefined;
     let opened: ExecSocket | undefined = undefined;
-    pauseWhileFull(stdout, () => opened);
-    pauseWhileFull(stderr, () => opened);
+    const gate = new ReadGate(() => opened);
+    gate.watch(stdout);
+    gate.watch(stderr);
     const socket = await this.open(
       pod,
       execCommand(options.env, options.command),
@@ -231,12 +203,19 @@ export class PodExecBackend implements SessionBackend {
       (s) => (status = s),
     );
     opened = socket;
+    gateSends(toPod, socket);
     // The client's EOF (`ssh host cmd </dev/null`): the client library closes
     // the whole exec on the end of stdin unless the server speaks
-    // v5.channel.k8s.io, which has a close frame for stdin alone.
+    // v5.channel.k8s.io, which has a close frame for stdin alone. Without it
+    // the EOF is not passed on, except to the SFTP server: its client sends
+    // EOF once it has every answer and then waits for the channel to close.
     stdin.pipe(toPod, { end: false });
     stdin.on('end', () => {
       if (socket.protocol === 'v5.channel.k8s.io') toPod.end();
+      else if (options.command === this.sftpCommand) {
+        gate.open();
+        socket.close();
+      }
     });
     socket.on('close', () => {
       stdout.end();
@@ -248,8 +227,17 @@ export class PodExecBackend implements SessionBackend {
       stdout,
       stderr,
       onExit: (listener) => exit.on(listener),
-      hangup: () => socket.close(),
-      kill: () => closeSocket(socket),
+      hangup: () => {
+        // The client left: what the pod still sends is not read by anyone.
+        gate.open();
+        stdout.resume();
+        stderr.resume();
+        socket.close();
+      },
+      kill: () => {
+        gate.open();
+        return closeSocket(socket);
+      },
     };
   }
 
@@ -275,7 +263,8 @@ export class PodExecBackend implements SessionBackend {
     const toPod = new PassThrough();
     const errors = new PassThrough();
     let opened: ExecSocket | undefined = undefined;
-    pauseWhileFull(fromPod, () => opened);
+    const gate = new ReadGate(() => opened);
+    gate.watch(fromPod);
     let ws: ExecSocket;
     try {
       ws = (await new PortForward(this.kube.config, true).portForward(
@@ -290,6 +279,7 @@ export class PodExecBackend implements SessionBackend {
       return { ok: false, reason: `port-forward failed: ${(err as Error).message}` };
     }
     opened = ws;
+    gateSends(toPod, ws);
     this.sockets.add(ws);
     const socket = Duplex.from({ readable: fromPod, writable: toPod });
     this.forwards.add(socket);
@@ -305,6 +295,7 @@ export class PodExecBackend implements SessionBackend {
     });
     socket.on('close', () => {
       this.forwards.delete(socket);
+      gate.open();
       void closeSocket(ws);
     });
     return { ok: true, socket };
@@ -379,6 +370,8 @@ function closeSocket(socket: ExecSocket): Promise<void> {
   if (socket.readyState === 3) return Promise.resolve();
   return new Promise((resolve) => {
     socket.on('close', () => resolve());
+    // A paused WebSocket would not read the peer's answer to the close.
+    socket.resume?.();
     socket.close();
     // A peer that does not answer the close handshake is cut off.
     setTimeout(() => socket.terminate?.(), 1_000).unref();
