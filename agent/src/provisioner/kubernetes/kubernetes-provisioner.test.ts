@@ -6,7 +6,8 @@ import {
   refreshTime,
   tokenSeconds,
 } from './kubernetes-provisioner.js';
-import { execCommand, exitOfStatus, workspaceState } from './pod-exec-backend.js';
+import { execCommand, exitOfStatus } from './pod-exec-backend.js';
+import { workspaceState } from './workspace-state.js';
 
 describe('lease tokens (D28): no later than the lease end, refreshed when the server caps them', () => {
   it('asks for the time to the lease end, at least the API server minimum', () => {

@@ -1,13 +1,13 @@
 // The SSH gateway's session backend in Kubernetes mode (issue 13): a
 // session is an exec into the node's workspace pod through the client's
 // Exec (WebSocket, channel.k8s.io), with a TTY and resize for a shell and
-// pipes for a command. When the workspace has no running pod the session
-// says why and exits at once instead of hanging: "starting" while the pod
-// is pending (75, EX_TEMPFAIL), "scaled to zero" when the customer scaled
-// it away (69, EX_UNAVAILABLE). An `ssh -L` channel to the pod's localhost
-// is a port-forward into the same pod (pods/portforward, WebSocket).
+// pipes for a command; SFTP is the image's sftp-server run the same way. An
+// `ssh -L` channel to the pod's localhost is a port-forward into the same pod
+// (pods/portforward, WebSocket), flow-controlled both ways (ws-flow.ts).
+// When the workspace has no running pod the session says why and exits at
+// once instead of hanging (workspace-state.ts).
 
-import { Duplex, PassThrough, Readable } from 'node:stream';
+import { Duplex, PassThrough } from 'node:stream';
 
 import { Exec, PortForward } from '@kubernetes/client-node';
 import type { V1Deployment, V1Pod, V1Status } from '@kubernetes/client-node';
@@ -27,6 +27,7 @@ import { EXIT_STARTING, EXIT_UNAVAILABLE } from '../../ssh/session-channel.js';
 import type { KubeClient } from './kube-client.js';
 import type { PodBackendTarget } from './kubernetes-provisioner.js';
 import { LEASE_LABEL, NAMES, WORKSPACE_LABEL, workspaceName } from './objects.js';
+import { Refusal, refusedExec, refusedShell, workspaceState } from './workspace-state.js';
 import { ReadGate, gateSends } from './ws-flow.js';
 
 /** The WebSocket the client's Exec returns (ws in Node), as far as it is used here. */
@@ -62,45 +63,6 @@ export function exitOfStatus(status: V1Status | undefined): SessionExit {
   return { code: 255 };
 }
 
-export type WorkspaceState =
-  | { readonly kind: 'running'; readonly pod: string }
-  | { readonly kind: 'starting' | 'unavailable'; readonly message: string };
-
-/** What the node's workspace is doing, from its pods and its Deployment. */
-export function workspaceState(
-  pods: readonly V1Pod[],
-  deployment: V1Deployment | undefined,
-  nodeIndex: number,
-): WorkspaceState {
-  const live = pods.filter(
-    (p) =>
-      p.metadata?.labels?.[WORKSPACE_LABEL] === String(nodeIndex) &&
-      p.metadata.deletionTimestamp === undefined,
-  );
-  const running = live.find((p) => p.status?.phase === 'Running');
-  if (running?.metadata?.name !== undefined) return { kind: 'running', pod: running.metadata.name };
-  const name = workspaceName(nodeIndex);
-  if (deployment === undefined) {
-    return {
-      kind: 'unavailable',
-      message: `gpux: the workspace of this node (deployment/${name}) was deleted; SSH has nothing to run in`,
-    };
-  }
-  if (deployment.spec?.replicas === 0) {
-    return {
-      kind: 'unavailable',
-      message: `gpux: workspace scaled to zero; \`kubectl scale deployment/${name} --replicas=1\` brings SSH back`,
-    };
-  }
-  const pending = live[0];
-  const waiting = pending?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
-  const why = waiting ?? pending?.status?.phase ?? 'no pod yet';
-  return {
-    kind: 'starting',
-    message: `gpux: workspace starting (${why}); try again shortly`,
-  };
-}
-
 /**
  * The SFTP subsystem: the image's sftp-server where OpenSSH's packages put it
  * (Debian and Ubuntu, Fedora and RHEL, Arch, Alpine), or a word on stderr and
@@ -116,14 +78,6 @@ export const SFTP_SERVER = [
 
 /** The pod's loopback, as an `ssh -L` client names it. */
 const POD_LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
-
-/** A session that only says why it cannot run and exits. */
-class Refusal {
-  constructor(
-    readonly message: string,
-    readonly code: number,
-  ) {}
-}
 
 export class PodExecBackend implements SessionBackend {
   readonly sftpRoot = undefined;
@@ -376,59 +330,4 @@ function closeSocket(socket: ExecSocket): Promise<void> {
     // A peer that does not answer the close handshake is cut off.
     setTimeout(() => socket.terminate?.(), 1_000).unref();
   });
-}
-
-function refusedShell(r: Refusal): ShellHandle {
-  const exit = new ExitLatch();
-  const data = new ExitLatchData();
-  setImmediate(() => {
-    data.emit(Buffer.from(`${r.message}\r\n`));
-    exit.set({ code: r.code });
-  });
-  return {
-    write: () => undefined,
-    onData: (listener) => data.on(listener),
-    resize: () => undefined,
-    pause: () => undefined,
-    resume: () => undefined,
-    onExit: (listener) => exit.on(listener),
-    hangup: () => undefined,
-    kill: () => Promise.resolve(),
-  };
-}
-
-function refusedExec(r: Refusal): ExecHandle {
-  const exit = new ExitLatch();
-  const stdin = new PassThrough();
-  stdin.resume();
-  const stdout = Readable.from([]);
-  const stderr = Readable.from([Buffer.from(`${r.message}\n`)]);
-  let ended = 0;
-  const ended1 = (): void => {
-    if (++ended === 2) exit.set({ code: r.code });
-  };
-  stdout.on('end', ended1);
-  stderr.on('end', ended1);
-  return {
-    stdin,
-    stdout,
-    stderr,
-    onExit: (listener) => exit.on(listener),
-    hangup: () => undefined,
-    kill: () => Promise.resolve(),
-  };
-}
-
-/** Data written before anyone listens is kept for the first listener. */
-class ExitLatchData {
-  private readonly pending: Buffer[] = [];
-  private listener: ((d: Buffer) => void) | undefined;
-  emit(d: Buffer): void {
-    if (this.listener === undefined) this.pending.push(d);
-    else this.listener(d);
-  }
-  on(listener: (d: Buffer) => void): void {
-    this.listener = listener;
-    for (const d of this.pending.splice(0)) listener(d);
-  }
 }
