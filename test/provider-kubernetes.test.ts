@@ -21,6 +21,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { EXEC_PROTOCOLS } from './k8s-double/index.js';
 import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
 import { freePort } from './support/nats-server.js';
@@ -195,7 +196,7 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
       expect(old.stdout).toMatch(/^again\.bin$/m);
       expect(readFileSync(join(podDir, 'again.bin')).equals(payload)).toBe(true);
     } finally {
-      cluster.double.setExecProtocols(['v5.channel.k8s.io', 'v4.channel.k8s.io']);
+      cluster.double.setExecProtocols(EXEC_PROTOCOLS);
     }
   });
 

@@ -219,9 +219,8 @@ export class PodExecBackend implements SessionBackend {
     let opened: ExecSocket | undefined = undefined;
     const gate = new ReadGate(() => opened);
     gate.watch(fromPod);
-    let ws: ExecSocket;
     try {
-      ws = (await new PortForward(this.kube.config, true).portForward(
+      opened = (await new PortForward(this.kube.config, true).portForward(
         this.target.namespace,
         pod,
         [port],
@@ -232,7 +231,7 @@ export class PodExecBackend implements SessionBackend {
     } catch (err) {
       return { ok: false, reason: `port-forward failed: ${(err as Error).message}` };
     }
-    opened = ws;
+    const ws = opened;
     gateSends(toPod, ws);
     this.sockets.add(ws);
     const socket = Duplex.from({ readable: fromPod, writable: toPod });
