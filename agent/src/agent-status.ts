@@ -3,6 +3,7 @@
 // heartbeat and reconciliation).
 
 import type { ProvisionerKind } from './config.js';
+import type { ExchangePacingStatus } from './exchange/paced-exchange.js';
 import type { ReconcileResult } from './leases/reconciler.js';
 import type { SellerStatus } from './selling/seller.js';
 
@@ -20,6 +21,8 @@ export interface AgentStatus {
   readonly nodes: readonly { hostname: string; status: string; leaseId: string }[];
   /** undefined: GPUX_ASK_PRICE unset, no sells are listed. */
   readonly selling: SellerStatus | undefined;
+  /** Calls held back at the exchange's request, and requests it refused as is (not sent again). */
+  readonly exchange: ExchangePacingStatus;
   readonly lastReconcile: ReconcileResult | undefined;
   /** Leases with SSH endpoints here (provisioning or provisioned). */
   readonly leases: number;

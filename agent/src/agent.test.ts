@@ -7,11 +7,15 @@ import { join } from 'node:path';
 
 import { InProcessBus, SUBJECTS, leaseNamespace, leaseUser, sshUserOf } from '@gpux/shared';
 import type { LeaseProvisionEvent, LeaseRevokeEvent } from '@gpux/shared';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { startAgent } from './agent.js';
 import type { AgentHandle } from './agent.js';
+import type { AgentStatus } from './agent-status.js';
 import { compileAgentConfig } from './config.js';
+import { ExchangeError } from './exchange/exchange-client.js';
+import type { LogFn, Logger } from './logger.js';
 import { FakeExchange } from './testing/fake-exchange.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -48,11 +52,34 @@ function provisionEvent(eventId: string): LeaseProvisionEvent {
   };
 }
 
-async function start(askPrice?: string) {
+interface LogLine {
+  readonly level: string;
+  readonly msg: string;
+}
+
+/** A logger keeping the lines' level and message. */
+function recording(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at =
+    (level: string): LogFn =>
+    (a: object | string, msg?: string) =>
+      void lines.push({ level, msg: typeof a === 'string' ? a : (msg ?? '') });
+  return {
+    lines,
+    logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') },
+  };
+}
+
+async function start(
+  askPrice?: string,
+  prepare: (exchange: FakeExchange) => void = () => undefined,
+  logger?: Logger,
+) {
   const stateDir = mkdtempSync(join(tmpdir(), 'gpux-agent-'));
   cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
   const bus = new InProcessBus();
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
+  prepare(exchange);
   const config = compileAgentConfig(
     {
       exchangeGrpcUrl: '127.0.0.1:1',
@@ -69,6 +96,7 @@ async function start(askPrice?: string) {
   const agent: AgentHandle = await startAgent(config, {
     bus,
     exchange,
+    ...(logger === undefined ? {} : { logger }),
     inventory: () =>
       Promise.resolve({
         kind: 'ok',
@@ -171,6 +199,64 @@ describe('agent in process (gpux start, D34)', () => {
     exchange.refusal = undefined;
     await until('the third sell', () => exchange.sells.length === 3);
     await until('the refusal cleared', () => agent.status().selling?.refusal === undefined);
+  });
+
+  it('a sell refused as INVALID_ARGUMENT is not sent again: logged once, shown in status.json', async () => {
+    const { logger, lines } = recording();
+    const message = 'window_hours must be 1 to 168';
+    const { exchange, agent, stateDir } = await start(
+      '2.50',
+      (e) =>
+        e.failing.set(
+          'publishSell',
+          new ExchangeError('PublishSell', grpcStatus.INVALID_ARGUMENT, message),
+        ),
+      logger,
+    );
+    // Several seller rounds (one per heartbeat, 1 s apart) after the refusal.
+    await until('three heartbeats', () => exchange.of('heartbeat').length >= 3);
+    await until(
+      'a seller round after the third heartbeat',
+      () => exchange.of('listSells').length >= 3,
+    );
+    expect(exchange.of('publishSell')).toHaveLength(1);
+    const logged = lines.filter((l) => l.level === 'error' && l.msg.includes('refused a sell'));
+    expect(logged).toHaveLength(1);
+    expect(agent.status().selling?.error).toContain(message);
+    const written = JSON.parse(readFileSync(join(stateDir, 'status.json'), 'utf8')) as AgentStatus;
+    expect(written.selling?.error).toContain(message);
+    expect(written.exchange.refused).toEqual([
+      expect.objectContaining({ method: 'PublishSell', code: 'INVALID_ARGUMENT', message }),
+    ]);
+  });
+
+  it('a heartbeat refused as INVALID_ARGUMENT: the same heartbeat is not sent again, the refusal is in status.json', async () => {
+    const { logger, lines } = recording();
+    const message = 'nodes[0].gpus[0].name: at most 256 bytes';
+    const { exchange, agent, stateDir } = await start(
+      undefined,
+      (e) =>
+        e.failing.set(
+          'heartbeat',
+          new ExchangeError('Heartbeat', grpcStatus.INVALID_ARGUMENT, message),
+        ),
+      logger,
+    );
+    await until('a refused heartbeat', () => agent.status().lastHeartbeat?.ok === false);
+    const first = agent.status().lastHeartbeat?.atMs ?? 0;
+    // Two more scheduled rounds: the same state (a fixed inventory), so nothing is sent.
+    await until(
+      'two more heartbeat rounds',
+      () => (agent.status().lastHeartbeat?.atMs ?? 0) > first + 1_500,
+    );
+    expect(exchange.of('heartbeat')).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'the exchange refused the heartbeat')).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'heartbeat failed')).toEqual([]);
+    const written = JSON.parse(readFileSync(join(stateDir, 'status.json'), 'utf8')) as AgentStatus;
+    expect(written.lastHeartbeat).toMatchObject({ ok: false });
+    expect(written.lastHeartbeat?.error).toContain(message);
+    expect(written.exchange.refused[0]).toMatchObject({ method: 'Heartbeat', message });
+    expect(written.exchange.refused[0]?.times).toBeGreaterThanOrEqual(3);
   });
 
   it('stop() drains and resolves done; the status says stopped', async () => {

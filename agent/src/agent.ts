@@ -20,7 +20,7 @@ import { handleEvent } from './events/event-handler.js';
 import { BusEventStream } from './events/bus-event-stream.js';
 import type { EventStream, EventSubscription } from './events/event-stream.js';
 import { NatsEventStream } from './events/nats-event-stream.js';
-import { isTransient } from './exchange/exchange-client.js';
+import { ExchangeError, isRefusedAsIs, isTransient } from './exchange/exchange-client.js';
 import { readHostFacts } from './inventory/host-facts.js';
 import type { ReconcileResult } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
@@ -121,6 +121,7 @@ async function run<B extends TerminableBackend>(
         leaseId: n.leaseId,
       })),
       selling: seller?.status,
+      exchange: exchange.status(),
       lastReconcile,
       leases: directory.size,
       eventsInFlight: inFlight.size,
@@ -183,24 +184,35 @@ async function run<B extends TerminableBackend>(
           await writeStatus();
         });
 
-  const heartbeat = new Ticker(config.heartbeatIntervalMs, async () => {
-    try {
-      const health = await provisioner.health();
-      const res = await exchange.heartbeat({ clusterId, nodes: health });
-      learnNodes(res.nodes);
-      lastHeartbeat = { atMs: Date.now(), ok: true };
-      // The seller's round follows the heartbeat that showed which nodes are free.
-      void sellerTicker?.runNow();
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      lastHeartbeat = { atMs: Date.now(), ok: false, error };
-      logger.warn({ err }, 'heartbeat failed');
-    }
-    await writeStatus();
-  });
+  // Nudged runs (a lease ended) at most one more per interval than the
+  // schedule: the exchange allows about two heartbeats per declared interval.
+  const heartbeatEvery = { minGapMs: config.heartbeatIntervalMs / 2 };
+  const heartbeat = new Ticker(
+    config.heartbeatIntervalMs,
+    async () => {
+      try {
+        const health = await provisioner.health();
+        const res = await exchange.heartbeat({ clusterId, nodes: health });
+        learnNodes(res.nodes);
+        lastHeartbeat = { atMs: Date.now(), ok: true };
+        // The seller's round follows the heartbeat that showed which nodes are free.
+        void sellerTicker?.runNow();
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        lastHeartbeat = { atMs: Date.now(), ok: false, error };
+        if (!isRefusedAsIs(err)) logger.warn({ err }, 'heartbeat failed');
+        else if (!err.repeated) {
+          // The next heartbeats are sent on schedule (fresh state, not this request again).
+          logger.error({ err, refusal: err.details }, 'the exchange refused the heartbeat');
+        }
+      }
+      await writeStatus();
+    },
+    heartbeatEvery,
+  );
 
-  // A lease ended: a heartbeat now shows its nodes free, and the seller lists them.
-  leaseEndedNudge = () => void heartbeat.runNow();
+  // A lease ended: a heartbeat soon shows its nodes free, and the seller lists them.
+  leaseEndedNudge = () => heartbeat.nudge();
 
   const reconcile = new Ticker(config.reconcileIntervalMs, async () => {
     lastReconcile = await reconciler.run().catch((err: unknown) => {
@@ -248,7 +260,9 @@ async function run<B extends TerminableBackend>(
             cause: err,
           });
         }
-        const waitMs = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+        // A limit's answer says how long to wait (paced-exchange.ts holds attaches back till then).
+        const asked = err instanceof ExchangeError ? (err.retryAfterMs ?? 0) : 0;
+        const waitMs = Math.max(asked, Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)));
         logger.warn({ err, waitMs }, 'attach failed; trying again');
         await new Promise((resolve) => {
           const t = setTimeout(resolve, waitMs);

@@ -12,6 +12,7 @@ import type { AgentConfig } from './config.js';
 import { AgentFatalError } from './errors.js';
 import { GrpcExchangeClient } from './exchange/exchange-client.js';
 import type { ExchangeApi } from './exchange/exchange-client.js';
+import { PacedExchange } from './exchange/paced-exchange.js';
 import { readGpuInventory } from './inventory/nvidia-smi.js';
 import type { GpuInventory } from './inventory/nvidia-smi.js';
 import { LeaseDirectory } from './lease-directory.js';
@@ -93,7 +94,8 @@ export interface AgentParts<B extends TerminableBackend> {
   readonly gateway: SshGatewayPort;
   /** Where the gateway listened (kept: a closed gateway has no address). */
   readonly sshAddress: { readonly host: string; readonly port: number };
-  readonly exchange: ExchangeApi;
+  /** Every call of the agent goes through it: it keeps within the exchange's limits. */
+  readonly exchange: PacedExchange;
   readonly worker: LeaseWorker<B>;
   readonly reconciler: Reconciler<B>;
   /** undefined: GPUX_ASK_PRICE unset. */
@@ -153,14 +155,16 @@ export async function assembleAgent<B extends TerminableBackend>(
   }
   const sshAddress = gateway.address();
 
-  const exchange: ExchangeApi =
+  const exchange = new PacedExchange(
     deps.exchange ??
-    new GrpcExchangeClient({
-      target: config.exchangeTarget,
-      tls: config.exchangeTls,
-      token: config.token,
-      deadlineMs: config.grpcDeadlineMs,
-    });
+      new GrpcExchangeClient({
+        target: config.exchangeTarget,
+        tls: config.exchangeTls,
+        token: config.token,
+        deadlineMs: config.grpcDeadlineMs,
+      }),
+    { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
+  );
   const worker = new LeaseWorker<B>({
     clusterId,
     exchange,

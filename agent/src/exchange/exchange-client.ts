@@ -35,35 +35,80 @@ export interface ExchangeApi {
   close(): void;
 }
 
+/** The trailing metadata key of a refusal above the provider's limits: how long to wait, in ms. */
+export const RETRY_AFTER_KEY = 'retry-after-ms';
+
+export interface ExchangeErrorDetails {
+  /** The exchange's `retry-after-ms` trailer: no call of this kind before this many ms. */
+  readonly retryAfterMs?: number | undefined;
+  /**
+   * This refusal was met before (the same method and message), so it has
+   * been logged already; also set when the agent answered from its memory
+   * of a refusal without sending the request again (paced-exchange.ts).
+   */
+  readonly repeated?: boolean | undefined;
+}
+
 /** A call the exchange refused or that did not get through, with its gRPC code. */
 export class ExchangeError extends Error {
   override readonly name = 'ExchangeError';
+  readonly retryAfterMs: number | undefined;
+  readonly repeated: boolean;
   constructor(
     readonly method: string,
     readonly code: status,
-    message: string,
-    options?: ErrorOptions,
+    /** The exchange's own words (the status details). */
+    readonly details: string,
+    options?: ErrorOptions & ExchangeErrorDetails,
   ) {
-    super(`${method}: ${status[code] ?? code}: ${message}`, options);
+    super(`${method}: ${status[code] ?? code}: ${details}`, options);
+    this.retryAfterMs = options?.retryAfterMs;
+    this.repeated = options?.repeated ?? false;
   }
 }
 
 /**
- * Worth trying again later: the exchange was not reached, was busy, or
- * failed inside. The others (bad token, wrong cluster, bad request) will
- * answer the same way next time.
+ * Worth trying again later: the exchange was not reached, was busy (a
+ * limit, with the time to wait), or failed inside. The others will answer
+ * the same way next time (isRefusedAsIs, or a bad token, a wrong cluster).
  */
 export function isTransient(err: unknown): boolean {
   if (!(err instanceof ExchangeError)) return true;
+  if (err.code === status.RESOURCE_EXHAUSTED) return err.retryAfterMs !== undefined;
   return [
     status.UNAVAILABLE,
     status.DEADLINE_EXCEEDED,
-    status.RESOURCE_EXHAUSTED,
     status.ABORTED,
     status.INTERNAL,
     status.UNKNOWN,
     status.CANCELLED,
   ].includes(err.code);
+}
+
+/**
+ * The request itself is what the exchange refuses: sent again unchanged it
+ * is answered the same way. INVALID_ARGUMENT (a field out of its bounds, a
+ * rule of the API), and RESOURCE_EXHAUSTED without a time to wait (the
+ * message is larger than the service takes; a limit always says how long).
+ */
+export function isRefusedAsIs(err: unknown): err is ExchangeError {
+  if (!(err instanceof ExchangeError)) return false;
+  return (
+    err.code === status.INVALID_ARGUMENT ||
+    (err.code === status.RESOURCE_EXHAUSTED && err.retryAfterMs === undefined)
+  );
+}
+
+/** A refusal logged before (or not sent at all): shown in the status, not logged again. */
+export function isRepeatedRefusal(err: unknown): boolean {
+  return err instanceof ExchangeError && err.repeated;
+}
+
+/** The `retry-after-ms` trailer as ms (a decimal integer); undefined when absent or malformed. */
+export function retryAfterMsOf(trailers: Metadata | undefined): number | undefined {
+  const [value] = trailers?.get(RETRY_AFTER_KEY) ?? [];
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value.trim())) return undefined;
+  return Number(value.trim());
 }
 
 export interface GrpcExchangeOptions {
@@ -98,7 +143,14 @@ export class GrpcExchangeClient implements ExchangeApi {
     return new Promise((resolve, reject) => {
       invoke(this.metadata, { deadline: Date.now() + this.o.deadlineMs }, (err, res) => {
         if (err === null) resolve(res);
-        else reject(new ExchangeError(name, err.code, err.details || err.message, { cause: err }));
+        else {
+          reject(
+            new ExchangeError(name, err.code, err.details || err.message, {
+              cause: err,
+              retryAfterMs: retryAfterMsOf(err.metadata),
+            }),
+          );
+        }
       });
     });
   }

@@ -8,7 +8,7 @@
 //              → ReportRevoked → mark
 
 import type { ExchangeApi } from '../exchange/exchange-client.js';
-import { isTransient } from '../exchange/exchange-client.js';
+import { isRepeatedRefusal, isTransient } from '../exchange/exchange-client.js';
 import type { LeaseDirectory } from '../lease-directory.js';
 import type { Logger } from '../logger.js';
 import type { LeaseSpec } from '../provisioner/lease-spec.js';
@@ -136,7 +136,9 @@ export class LeaseWorker<B> {
       } catch (err) {
         if (isTransient(err)) throw err;
         // Refused for good (not our lease, bad token): nothing a retry changes.
-        this.o.logger.error({ leaseId, err }, 'ReportRevoked refused; the access is gone anyway');
+        if (!isRepeatedRefusal(err)) {
+          this.o.logger.error({ leaseId, err }, 'ReportRevoked refused; the access is gone anyway');
+        }
       }
       await this.o.tombstones.markReported(leaseId);
       await this.o.reports.delete(leaseId);
@@ -178,8 +180,12 @@ export class LeaseWorker<B> {
     } catch (err) {
       if (isTransient(err)) throw err;
       // The exchange will not take it (e.g. not its lease): the reconciler
-      // removes the workspace once the lease is not listed.
-      this.o.logger.error({ leaseId: lease.leaseId, err }, 'ReportProvisioned refused');
+      // removes the workspace once the lease is not listed. Asked again by
+      // the reconciler, the same report is answered from the refusal's
+      // memory (paced-exchange.ts), not sent, and not logged again.
+      if (!isRepeatedRefusal(err)) {
+        this.o.logger.error({ leaseId: lease.leaseId, err }, 'ReportProvisioned refused');
+      }
       return;
     }
     await this.o.reports.set(lease.leaseId, this.now());
@@ -197,7 +203,9 @@ export class LeaseWorker<B> {
       // Tried again from the start (the event is delivered again), so the
       // tombstone below must wait for the report.
       if (isTransient(reportErr)) throw reportErr;
-      this.o.logger.error({ leaseId: id, err: reportErr }, 'ReportFailed refused');
+      if (!isRepeatedRefusal(reportErr)) {
+        this.o.logger.error({ leaseId: id, err: reportErr }, 'ReportFailed refused');
+      }
     }
     await this.o.tombstones.add(id, lease.endMs, 'failed');
     return 'failed';

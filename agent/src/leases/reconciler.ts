@@ -3,6 +3,7 @@
 // and carries the plan out through the lease worker. If the exchange cannot
 // be reached, nothing is revoked: an agent restart never tears down a live lease.
 
+import { isRepeatedRefusal } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
 import { leaseSpecFromProto } from '../provisioner/lease-spec.js';
@@ -50,7 +51,9 @@ export class Reconciler<B> {
     try {
       listed = await this.o.exchange.listLeases(this.o.clusterId);
     } catch (err) {
-      this.o.logger.warn({ err }, 'reconciliation skipped: the lease list could not be read');
+      if (!isRepeatedRefusal(err)) {
+        this.o.logger.warn({ err }, 'reconciliation skipped: the lease list could not be read');
+      }
       const error = err instanceof Error ? err.message : String(err);
       return { atMs, ok: false, error, revoked: 0, provisioned: 0, reported: 0, failures: 0 };
     }

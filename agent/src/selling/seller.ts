@@ -1,10 +1,13 @@
 // Keeps the cluster's free nodes listed at the agent's ask (sell-plan.ts),
 // once per heartbeat. A refusal of the book (price collar D15, minimum
 // value D16, capacity D31) is logged, kept for the agent's status, and
-// tried again at the next heartbeat.
+// tried again at the next heartbeat. A request the exchange refuses as
+// invalid is not sent again unchanged (paced-exchange.ts): logged once, it
+// stays in the status until a round succeeds.
 
 import type { Refusal } from '@gpux/proto';
 
+import { isRefusedAsIs } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
 import { planSells } from './sell-plan.js';
@@ -57,7 +60,17 @@ export class Seller {
       this.state = { ...this.state, error: undefined };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      this.o.logger.warn({ err }, 'listing free nodes failed; trying again at the next heartbeat');
+      if (!isRefusedAsIs(err)) {
+        this.o.logger.warn(
+          { err },
+          'listing free nodes failed; trying again at the next heartbeat',
+        );
+      } else if (!err.repeated) {
+        this.o.logger.error(
+          { err, refusal: err.details, askCents: this.o.askCents },
+          'the exchange refused a sell request; it is not sent again as is',
+        );
+      }
       this.state = { ...this.state, error };
     }
   }

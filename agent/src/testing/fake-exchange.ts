@@ -40,6 +40,8 @@ export class FakeExchange implements ExchangeApi {
   refusal: Refusal | undefined;
   /** Methods that fail with UNAVAILABLE until removed. */
   readonly down = new Set<string>();
+  /** Methods answered with this error (e.g. INVALID_ARGUMENT) until removed. */
+  readonly failing = new Map<string, ExchangeError>();
   private nextOrder = 1;
 
   constructor(
@@ -63,6 +65,8 @@ export class FakeExchange implements ExchangeApi {
     if (this.down.has(method)) {
       throw new ExchangeError(method, status.UNAVAILABLE, 'the exchange is down (test)');
     }
+    const failure = this.failing.get(method);
+    if (failure !== undefined) throw failure;
   }
 
   attach(req: AttachRequest): Promise<AttachResponse> {

@@ -1,0 +1,121 @@
+// The client's side of the limits contract (issue 18): a RESOURCE_EXHAUSTED
+// carries the time to wait in the trailing metadata `retry-after-ms`, read
+// here from a real grpc-js server on loopback.
+
+import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import type { ServiceError, UntypedHandleCall } from '@grpc/grpc-js';
+import { AgentServiceService } from '@gpux/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import {
+  ExchangeError,
+  GrpcExchangeClient,
+  isRefusedAsIs,
+  isTransient,
+  retryAfterMsOf,
+} from './exchange-client.js';
+
+const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
+
+function trailers(value?: string): Metadata {
+  const md = new Metadata();
+  if (value !== undefined) md.set('retry-after-ms', value);
+  return md;
+}
+
+describe('retryAfterMsOf', () => {
+  it('reads a decimal integer of milliseconds; anything else is no wait', () => {
+    expect(retryAfterMsOf(trailers('1500'))).toBe(1500);
+    expect(retryAfterMsOf(trailers('0'))).toBe(0);
+    expect(retryAfterMsOf(trailers())).toBeUndefined();
+    expect(retryAfterMsOf(undefined)).toBeUndefined();
+    for (const bad of ['-1', '1.5', '1e3', 'soon', '', '99999999999']) {
+      expect(retryAfterMsOf(trailers(bad)), bad).toBeUndefined();
+    }
+  });
+});
+
+describe('which errors are worth sending again', () => {
+  const err = (code: status, retryAfterMs?: number) =>
+    new ExchangeError('Heartbeat', code, 'x', { retryAfterMs });
+
+  it('a limit with a time to wait is transient; the same code without one is a refusal as is', () => {
+    expect(isTransient(err(status.RESOURCE_EXHAUSTED, 200))).toBe(true);
+    expect(isRefusedAsIs(err(status.RESOURCE_EXHAUSTED, 200))).toBe(false);
+    // grpc-js answers a message over the server's maximum so: the same message is refused again.
+    expect(isTransient(err(status.RESOURCE_EXHAUSTED))).toBe(false);
+    expect(isRefusedAsIs(err(status.RESOURCE_EXHAUSTED))).toBe(true);
+  });
+
+  it('INVALID_ARGUMENT is refused as is and never transient', () => {
+    expect(isTransient(err(status.INVALID_ARGUMENT))).toBe(false);
+    expect(isRefusedAsIs(err(status.INVALID_ARGUMENT))).toBe(true);
+    expect(isRefusedAsIs(err(status.UNAVAILABLE))).toBe(false);
+    expect(isRefusedAsIs(new Error('not from the exchange'))).toBe(false);
+  });
+});
+
+describe('GrpcExchangeClient against a grpc-js server', () => {
+  let server: Server;
+  let client: GrpcExchangeClient;
+  const answers: Partial<ServiceError>[] = [];
+
+  beforeAll(async () => {
+    server = new Server();
+    const refuse: UntypedHandleCall = (_call: unknown, cb: (e: Partial<ServiceError>) => void) => {
+      const next = answers.shift();
+      cb(next ?? { code: status.UNIMPLEMENTED, details: 'no answer set' });
+    };
+    const handlers = Object.fromEntries(
+      Object.keys(AgentServiceService).map((name) => [name, refuse]),
+    );
+    server.addService(AgentServiceService, handlers);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
+        e === null ? resolve(p) : reject(e),
+      ),
+    );
+    client = new GrpcExchangeClient({
+      target: `127.0.0.1:${port}`,
+      tls: undefined,
+      token: 'gpux_0123456789abcdef',
+      deadlineMs: 5_000,
+    });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await new Promise<void>((resolve) =>
+      server ? server.tryShutdown(() => resolve()) : resolve(),
+    );
+  });
+
+  it('a RESOURCE_EXHAUSTED with the retry-after-ms trailer carries the wait', async () => {
+    answers.push({
+      code: status.RESOURCE_EXHAUSTED,
+      details: 'heartbeats: at most 2 per interval',
+      metadata: trailers('2500'),
+    });
+    const err = await client.heartbeat({ clusterId: CLUSTER, nodes: [] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExchangeError);
+    expect(err).toMatchObject({
+      method: 'Heartbeat',
+      code: status.RESOURCE_EXHAUSTED,
+      details: 'heartbeats: at most 2 per interval',
+      retryAfterMs: 2500,
+      repeated: false,
+    });
+    expect(isTransient(err)).toBe(true);
+  });
+
+  it('an INVALID_ARGUMENT carries the exchange message and no wait', async () => {
+    answers.push({ code: status.INVALID_ARGUMENT, details: 'gpus[0].name: at most 256 bytes' });
+    const err = await client.heartbeat({ clusterId: CLUSTER, nodes: [] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: 'gpus[0].name: at most 256 bytes',
+      retryAfterMs: undefined,
+    });
+    expect(isRefusedAsIs(err)).toBe(true);
+  });
+});
