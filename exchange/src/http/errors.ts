@@ -10,17 +10,15 @@ import type { Duplex } from 'node:stream';
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Maps anything thrown inside a request to a catalogue error (D19, D20). */
-export function toGpuxError(error: FastifyError): GpuxError {
+export function toGpuxError(error: FastifyError, bodyLimit = BODY_LIMIT_BYTES): GpuxError {
   if (error instanceof GpuxError) return error;
   if (error.validation !== undefined) {
     return new GpuxError('invalid_request', error.message, { cause: error });
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new GpuxError(
-      'payload_too_large',
-      `request body is larger than ${BODY_LIMIT_BYTES} bytes`,
-      { cause: error },
-    );
+    return new GpuxError('payload_too_large', `request body is larger than ${bodyLimit} bytes`, {
+      cause: error,
+    });
   }
   // PostgreSQL text cannot hold U+0000 (22021): a NUL in an id or name the
   // client sent is the client's mistake, not a server fault.
@@ -78,7 +76,8 @@ export function errorHandlers(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const err = toGpuxError(error);
+    // A route may take larger bodies (POST /v1/admin/clusters).
+    const err = toGpuxError(error, request.routeOptions.bodyLimit);
     // unavailable (503) is the drain answering as planned, not a fault.
     if (err.status >= 500 && err.code !== 'unavailable') {
       request.log.error({ err: error }, 'request failed');

@@ -4,7 +4,8 @@
 // PERMISSION_DENIED without the `provider` scope or for another provider's
 // cluster). TLS by configuration: a server certificate and key, and, when a
 // client CA is given, client certificates are required (docs/providers.md).
-// Not rate limited (D18).
+// Every field is bounded (agent-limits.ts), checked before anything is
+// read or written. Not counted in the REST rate limits of D18.
 
 import { readFileSync } from 'node:fs';
 
@@ -16,6 +17,13 @@ import { GpuxError } from '@gpux/shared';
 
 import type { Principal } from '../accounts/accounts.js';
 import { bearerToken } from '../auth/tokens.js';
+import {
+  checkAttach,
+  checkHeartbeat,
+  checkReportFailed,
+  checkReportProvisioned,
+} from './agent-input.js';
+import { MAX_MESSAGE_BYTES } from './agent-limits.js';
 import { attach, heartbeat } from './node-health.js';
 import type { NodeView } from './node-health.js';
 import { AgentCallError } from './provider-context.js';
@@ -115,6 +123,7 @@ function toServiceError(ctx: ProviderContext, method: string, err: unknown): Par
 export function agentService(ctx: ProviderContext): AgentServiceServer {
   return {
     attach: unary(ctx, 'Attach', async (caller, r) => {
+      checkAttach(r);
       const a = await attach(ctx, caller, {
         clusterId: r.clusterId,
         heartbeatIntervalSeconds: r.heartbeatIntervalSeconds,
@@ -132,6 +141,7 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
       };
     }),
     heartbeat: unary(ctx, 'Heartbeat', async (caller, r) => {
+      checkHeartbeat(r);
       const nodes = await heartbeat(
         ctx,
         caller,
@@ -173,21 +183,25 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
         })),
       };
     }),
-    reportProvisioned: unary(ctx, 'ReportProvisioned', async (caller, r) => ({
-      leaseStatus: await reportProvisioned(ctx, caller, {
-        clusterId: r.clusterId,
-        leaseId: r.leaseId,
-        sshEndpoints: r.sshEndpoints,
-        sshHostKeys: r.sshHostKeys,
-        kubeconfig: r.kubeconfig,
-      }),
-    })),
+    reportProvisioned: unary(ctx, 'ReportProvisioned', async (caller, r) => {
+      checkReportProvisioned(r);
+      return {
+        leaseStatus: await reportProvisioned(ctx, caller, {
+          clusterId: r.clusterId,
+          leaseId: r.leaseId,
+          sshEndpoints: r.sshEndpoints,
+          sshHostKeys: r.sshHostKeys,
+          kubeconfig: r.kubeconfig,
+        }),
+      };
+    }),
     reportRevoked: unary(ctx, 'ReportRevoked', async (caller, r) => ({
       leaseStatus: await reportRevoked(ctx, caller, r.clusterId, r.leaseId),
     })),
-    reportFailed: unary(ctx, 'ReportFailed', async (caller, r) => ({
-      leaseStatus: await reportFailed(ctx, caller, r),
-    })),
+    reportFailed: unary(ctx, 'ReportFailed', async (caller, r) => {
+      checkReportFailed(r);
+      return { leaseStatus: await reportFailed(ctx, caller, r) };
+    }),
   };
 }
 
@@ -195,7 +209,9 @@ export async function startAgentServer(
   ctx: ProviderContext,
   o: AgentServerOptions,
 ): Promise<AgentServer> {
-  const server = new Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
+  // The largest valid message, not grpc-js's 4 MiB: a larger one is
+  // RESOURCE_EXHAUSTED before it is decoded (agent-limits.ts).
+  const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
   server.addService(AgentServiceService, agentService(ctx));
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   const port = await new Promise<number>((resolve, reject) => {

@@ -9,6 +9,7 @@
 import type { Principal } from '../accounts/accounts.js';
 import type { AgentEventSource } from '../events/publisher.js';
 import type { NodeState } from '../market/capacity.js';
+import { checkCount } from './agent-input.js';
 import { checkId, invalid, ownCluster } from './provider-context.js';
 import type { ClusterRow, ProviderContext } from './provider-context.js';
 
@@ -53,7 +54,6 @@ export async function attach(
   if (a.provisioner !== 'simulated' && a.provisioner !== 'kubernetes') {
     throw invalid('provisioner must be "simulated" or "kubernetes"');
   }
-  if (a.agentVersion.length > 100) throw invalid('agent_version is at most 100 characters');
   const now = ctx.market.clock.now();
   await ctx.db.transaction(async (tx) => {
     await tx.query(
@@ -108,23 +108,28 @@ export async function heartbeat(
 ): Promise<readonly NodeView[]> {
   const cluster = await ownCluster(ctx, caller, clusterId);
   if (cluster.heartbeat_ms === null) throw invalid(`attach to cluster ${clusterId} first`);
-  if (reports.length > 10_000) throw invalid('at most 10,000 nodes per heartbeat');
   const known = await ctx.db.query<{ id: string; hostname: string; status: NodeStatus }>(
     'SELECT id, hostname, status FROM nodes WHERE cluster_id = $1',
     [cluster.id],
   );
+  // The sizes of every field were checked before (agent-input.ts); what
+  // only the cluster can say is checked here, before anything is written.
+  checkCount(reports, 'nodes', known.length, `cluster ${clusterId} has ${known.length} nodes`);
   const byHost = new Map(known.map((n) => [n.hostname, n]));
   const rows: { id: string; gpus: unknown; problem: string | null }[] = [];
   const changes = new Map<string, NodeStatus>();
-  for (const r of reports) {
+  const listed = new Set<string>();
+  reports.forEach((r, i) => {
     const node = byHost.get(r.hostname.toLowerCase());
     if (node === undefined)
-      throw invalid(`cluster ${clusterId} has no node ${r.hostname.slice(0, 253)}`);
-    if (r.problem.length > 1000) throw invalid('problem is at most 1000 characters');
+      throw invalid(`nodes[${i}].hostname: cluster ${clusterId} has no node ${r.hostname}`);
+    if (listed.has(node.id))
+      throw invalid(`nodes[${i}].hostname: ${node.hostname} is listed twice; each node once`);
+    listed.add(node.id);
     rows.push({ id: node.id, gpus: r.gpus, problem: r.healthy ? null : r.problem || 'unhealthy' });
     const status: NodeStatus = r.healthy ? 'online' : 'offline';
     if (status !== node.status) changes.set(node.id, status);
-  }
+  });
   const now = ctx.market.clock.now();
   await ctx.db.query(
     `UPDATE nodes n SET last_heartbeat_at = to_timestamp($2::double precision / 1000),

@@ -11,6 +11,7 @@ import type { SecretBox } from '../leases/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { Market } from '../market/market.js';
 import type { ClusterLookup } from '../orders/intake.js';
+import { MAX_ID_BYTES } from './agent-limits.js';
 
 export interface ProviderContext {
   readonly db: Database;
@@ -45,11 +46,13 @@ export interface ClusterRow {
   readonly heartbeat_ms: number | null;
 }
 
-const ID = /^[a-z]{3}_[0-9a-z]{1,60}$/;
+const ID = new RegExp(`^[a-z]{3}_[0-9a-z]{1,${MAX_ID_BYTES - 4}}$`);
 
 export function checkId(value: string, field: string): string {
   if (!ID.test(value))
-    throw invalid(`${field} must be an id like cls_…, got "${value.slice(0, 80)}"`);
+    throw invalid(
+      `${field} must be an id like cls_… (at most ${MAX_ID_BYTES} bytes), got "${value.slice(0, 80)}"`,
+    );
   return value;
 }
 

@@ -69,31 +69,41 @@ export function nodeStatusToJSON(object: NodeStatus): string {
 }
 
 export interface Node {
+  /** At most 64 bytes (an id). */
   nodeId: string;
   /**
    * The hostname registered through the admin API (D31); with the
    * kubernetes provisioner, the Kubernetes Node name.
+   * At most 253 bytes.
    */
   hostname: string;
   status: NodeStatus;
-  /** Set while a live lease holds the node. */
+  /**
+   * Set while a live lease holds the node.
+   * At most 64 bytes (an id).
+   */
   leaseId: string;
 }
 
 export interface HostFacts {
+  /** Limit: 253 bytes. */
   hostname: string;
+  /** Limit: 256 bytes. */
   os: string;
+  /** Limit: 256 bytes. */
   cpuModel: string;
   cpuCores: number;
   memoryMib: number;
 }
 
 export interface AttachRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
   /** 1 to 300. */
   heartbeatIntervalSeconds: number;
+  /** Limit: 128 bytes. */
   agentVersion: string;
-  /** "simulated" or "kubernetes". */
+  /** Limit: "simulated" or "kubernetes". */
   provisioner: string;
   host: HostFacts | undefined;
 }
@@ -104,17 +114,27 @@ export interface AttachRequest {
  * NATS credentials allow exactly these names (deploy/nats/).
  */
 export interface EventSource {
+  /** At most 64 bytes (GPUX_NATS_STREAM). */
   stream: string;
+  /** At most 70 bytes (`agent_<cluster id>`). */
   consumer: string;
+  /** At most 110 bytes (`<subject root>.cluster.<cluster id>.>`). */
   filterSubject: string;
-  /** The agent's NATS inbox prefix: replies to its pull requests arrive under it. */
+  /**
+   * The agent's NATS inbox prefix: replies to its pull requests arrive under it.
+   * At most 71 bytes (`_INBOX_<cluster id>`).
+   */
   inboxPrefix: string;
 }
 
 export interface AttachResponse {
+  /** At most 64 bytes (an id). */
   clusterId: string;
+  /** At most 16 bytes (a GPU type of the API). */
   gpuType: string;
+  /** At most 16 bytes (a zone of the API). */
   zone: string;
+  /** At most 1,000 (the cluster's nodes). */
   nodes: Node[];
   events:
     | EventSource
@@ -125,7 +145,9 @@ export interface AttachResponse {
 
 export interface Gpu {
   index: number;
+  /** Limit: 256 bytes. */
   name: string;
+  /** Limit: 300 bytes. */
   uuid: string;
   memoryTotalMib: number;
   utilizationPercent: number;
@@ -133,18 +155,25 @@ export interface Gpu {
 }
 
 export interface NodeHealth {
+  /** Limit: 253 bytes, a hostname of the cluster. */
   hostname: string;
   healthy: boolean;
-  /** Why it is not healthy, for operators. */
+  /**
+   * Why it is not healthy, for operators.
+   * Limit: 512 bytes.
+   */
   problem: string;
+  /** Limit: 8 (D31: a node is 8 GPUs). */
   gpus: Gpu[];
 }
 
 export interface HeartbeatRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
   /**
    * Every node of the cluster the agent can speak for; a node not listed
    * keeps its last status until it falls silent.
+   * Limit: the cluster's nodes (at most 1,000), each hostname once.
    */
   nodes: NodeHealth[];
 }
@@ -154,6 +183,7 @@ export interface HeartbeatResponse {
 }
 
 export interface SellOrder {
+  /** At most 64 bytes (an id). */
   orderId: string;
   /** Whole 8-GPU nodes (spec rule 4). */
   nodes: number;
@@ -171,15 +201,19 @@ export interface SellOrder {
 }
 
 export interface ListSellsRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
 }
 
 export interface ListSellsResponse {
+  /** At most the cluster's nodes (D31: open sells never exceed them). */
   orders: SellOrder[];
 }
 
 export interface PublishSellRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
+  /** Limit: 1 to the cluster's nodes. */
   nodes: number;
   priceCents: number;
   /** The window offered from now (D6), 1 to 720 hours. */
@@ -191,6 +225,7 @@ export interface PublishSellRequest {
  * (docs/api/errors.md), e.g. price_out_of_collar, and a message for people.
  */
 export interface Refusal {
+  /** At most 64 bytes (a code of the error catalogue). */
   code: string;
   message: string;
 }
@@ -200,7 +235,9 @@ export interface PublishSellResponse {
 }
 
 export interface WithdrawSellRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
+  /** Limit: 64 bytes (an id). */
   orderId: string;
 }
 
@@ -210,8 +247,12 @@ export interface WithdrawSellResponse {
 }
 
 export interface LeaseNode {
+  /** At most 253 bytes. */
   hostname: string;
-  /** The SSH user of this node's endpoint: `<lease_user>-<k>` for the k-th node (1-based). */
+  /**
+   * The SSH user of this node's endpoint: `<lease_user>-<k>` for the k-th node (1-based).
+   * At most 70 bytes.
+   */
   sshUser: string;
 }
 
@@ -220,29 +261,46 @@ export interface LeaseNode {
  * event (shared/src/events.ts), so the agent needs to ask nobody else.
  */
 export interface Lease {
+  /** At most 64 bytes (an id). */
   leaseId: string;
-  /** The Kubernetes namespace of the lease (D30: derived from its id). */
+  /**
+   * The Kubernetes namespace of the lease (D30: derived from its id).
+   * At most 63 bytes (a Kubernetes namespace name).
+   */
   namespace: string;
+  /** At most 64 bytes. */
   leaseUser: string;
+  /** At most the cluster's nodes (1,000). */
   nodes: LeaseNode[];
   gpuCount: number;
   startTime: Date | undefined;
   endTime:
     | Date
     | undefined;
-  /** The buyer's SSH public keys (OpenSSH lines) when the lease was filled (D32). */
+  /**
+   * The buyer's SSH public keys (OpenSSH lines) when the lease was filled (D32).
+   * At most 16,384 bytes each (POST /v1/ssh_keys); the buyer's keys at the fill.
+   */
   sshPublicKeys: string[];
-  /** "provisioning" or "active" (D25). */
+  /**
+   * "provisioning" or "active" (D25).
+   * At most 16 bytes.
+   */
   status: string;
-  /** A lease bought on the resale market takes over this lease's nodes (D27). */
+  /**
+   * A lease bought on the resale market takes over this lease's nodes (D27).
+   * At most 64 bytes (an id).
+   */
   sourceLeaseId: string;
 }
 
 export interface ListLeasesRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
 }
 
 export interface ListLeasesResponse {
+  /** At most the cluster's nodes (D31: live leases never exceed them). */
   leases: Lease[];
   /**
    * The exchange's clock when the list was read: a lease whose provision
@@ -252,34 +310,54 @@ export interface ListLeasesResponse {
 }
 
 export interface SshEndpoint {
-  /** The leased node it lands on. */
+  /**
+   * The leased node it lands on.
+   * Limit: 253 bytes.
+   */
   hostname: string;
-  /** `<ssh_user>@<advertised host>:<port>`, as the lease read shows it. */
+  /**
+   * `<ssh_user>@<advertised host>:<port>`, as the lease read shows it.
+   * Limit: 324 bytes.
+   */
   endpoint: string;
 }
 
 export interface ReportProvisionedRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
+  /** Limit: 64 bytes (an id). */
   leaseId: string;
+  /** Limit: the lease's nodes. */
   sshEndpoints: SshEndpoint[];
-  /** The SSH host keys of the endpoints (OpenSSH public key lines), for pinning (D32). */
+  /**
+   * The SSH host keys of the endpoints (OpenSSH public key lines), for pinning (D32).
+   * Limit: the lease's nodes; each 4,096 bytes.
+   */
   sshHostKeys: string[];
   /**
    * The lease's kubeconfig (YAML), stored encrypted and served by the
    * exchange (D28).
+   * Limit: 65,536 bytes.
    */
   kubeconfig: string;
 }
 
 export interface ReportRevokedRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
+  /** Limit: 64 bytes (an id). */
   leaseId: string;
 }
 
 export interface ReportFailedRequest {
+  /** Limit: 64 bytes (an id). */
   clusterId: string;
+  /** Limit: 64 bytes (an id). */
   leaseId: string;
-  /** For operators and the buyer's lease read. */
+  /**
+   * For operators and the buyer's lease read.
+   * Limit: 1,024 bytes.
+   */
   reason: string;
 }
 
@@ -287,6 +365,7 @@ export interface ReportResponse {
   /**
    * The lease's status after the report (D25): e.g. "active" after
    * ReportProvisioned, or "terminated" when the report came after its end.
+   * At most 16 bytes (a lease status).
    */
   leaseStatus: string;
 }
