@@ -1,9 +1,9 @@
 // The exchange on a host (deploy/exchange, issue 13): the systemd unit passes
-// `systemd-analyze verify` (where the machine has it) and runs node with
+// `systemd-analyze verify` (package systemd) and runs node with
 // EXCHANGE_NODE_FLAGS, and exchange.env.example names every setting of the
 // README's table, each with its comment, with values the exchange accepts.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,18 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { EXCHANGE_NODE_FLAGS, loadConfig } from '@gpux/exchange';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { SYSTEMD_ANALYZE, requireProgram } from './support/prerequisites.js';
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const unitText = readFileSync(join(root, 'deploy/exchange/gpux-exchange.service'), 'utf8');
 const envText = readFileSync(join(root, 'deploy/exchange/exchange.env.example'), 'utf8');
-
-function hasSystemdAnalyze(): boolean {
-  try {
-    execFileSync('systemd-analyze', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `Key=value` lines of a unit's section, in order (a key may repeat). */
 function section(text: string, name: string): [string, string][] {
@@ -83,7 +76,8 @@ describe('deploy/exchange/gpux-exchange.service', () => {
     expect(service.has('MemoryDenyWriteExecute')).toBe(false);
   });
 
-  it.skipIf(!hasSystemdAnalyze())('passes systemd-analyze verify without a warning', () => {
+  it('passes systemd-analyze verify without a warning', (ctx) => {
+    requireProgram(ctx, SYSTEMD_ANALYZE);
     // The unit as shipped, with this machine's node if it is elsewhere.
     const unit = join(dir, 'gpux-exchange.service');
     writeFileSync(

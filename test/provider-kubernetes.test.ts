@@ -25,6 +25,7 @@ import { EXEC_PROTOCOLS } from './k8s-double/index.js';
 import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
 import { freePort } from './support/nats-server.js';
+import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
 import type { Kubectl } from './support/kubectl.js';
 import { ProviderStack } from './support/provider-stack.js';
 import {
@@ -149,7 +150,9 @@ describe('the provider path in kubernetes mode: exchange, NATS, agent, API doubl
     }
   });
 
-  it("scp and sftp move files through the workspace pod's own sftp-server (an exec into the pod)", async () => {
+  it("scp and sftp move files through the workspace pod's own sftp-server (an exec into the pod)", async (ctx) => {
+    // The double's pods run on this machine: the image's sftp-server is this machine's.
+    requireProgram(ctx, SFTP_SERVER);
     const { endpoint, key, knownHosts } = target;
     const options = sshOptions(key, knownHosts, endpoint.port).map((a) => (a === '-p' ? '-P' : a));
     const dest = `${endpoint.user}@${endpoint.host}`;

@@ -39,6 +39,8 @@ import type {
   SshGatewayLimits,
 } from '../agent/src/ssh/index.js';
 
+import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
+
 interface LogLine {
   level: string;
   msg: string;
@@ -480,11 +482,12 @@ describe('sftp subsystem confined to the workspace', () => {
 });
 
 describe("sftp served by the backend's own server (Kubernetes mode: the image's sftp-server)", () => {
-  it('passes the subsystem through to the sftp-server the backend runs; a backend without one says so', async () => {
+  it('passes the subsystem through to the sftp-server the backend runs; a backend without one says so', async (ctx) => {
+    requireProgram(ctx, SFTP_SERVER);
     const withServer = addLease('lse_k-0', 'lse_k', [keys.alice]);
     writeFileSync(join(withServer.dir, 'weights.bin'), 'w');
     Object.assign(withServer.backend, {
-      sftpCommand: `exec /usr/lib/openssh/sftp-server -d ${withServer.dir}`,
+      sftpCommand: `exec ${SFTP_SERVER.program} -d ${withServer.dir}`,
     });
     addLease('lse_n-0', 'lse_n', [keys.alice]);
     const g = new SshGateway({
