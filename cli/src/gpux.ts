@@ -14,8 +14,8 @@ export const USAGE = `usage: gpux <command>
                  exchange and a simulated agent on the demo cluster (npm start)
   exchange       the exchange (settings: README, "Settings of the exchange")
   agent          a provider's agent (gpux agent --help lists its settings)
-  nats-config    the NATS users and permissions of the exchange and agents
-                 (deploy/nats/README.md)
+  nats-config    the NATS users and permissions of the exchange and agents,
+                 seeds in --out DIR (gpux nats-config --help)
 `;
 
 const [command, ...rest] = process.argv.slice(2);

@@ -50,6 +50,11 @@ export class PrivateNats {
     return `nats://127.0.0.1:${this.port}`;
   }
 
+  /** The running server's PID (for `nats-server --signal reload=<pid>`). */
+  get pid(): number | undefined {
+    return this.child?.exitCode === null ? this.child.pid : undefined;
+  }
+
   /** A server on a free port; `extra` is appended to its configuration (authorization, …). */
   static async start(extra = ''): Promise<PrivateNats> {
     const dir = mkdtempSync(join(tmpdir(), 'gpux-nats-'));
