@@ -13,7 +13,9 @@ import {
   banner,
   drainOnSignals,
   exchangeBanner,
+  ownedOrExit,
   readConfig,
+  standbyBanner,
   startExchange,
   startOrExit,
 } from '@gpux/exchange';
@@ -27,9 +29,20 @@ const DEMO_ASK = '2.50';
 export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readConfig(env);
   const logger = pino({ level: config.logLevel });
-  const ex = await startOrExit(config, logger, () => startExchange(config, { logger }));
-  const demo = ex.demo;
+  const ex = await startOrExit(config, logger, () =>
+    startExchange(config, { logger, onStandby: standbyBanner }),
+  );
   let agent: AgentHandle | undefined;
+  drainOnSignals(logger, config.drainTimeoutMs, async (ms) => {
+    // The agent first: it stops taking events, then the exchange drains.
+    await agent?.stop();
+    return ex.drain(ms);
+  });
+  // Another process may own this database's market: the demo agent starts
+  // once this one does (docs/ownership.md).
+  const owned = await ownedOrExit(ex, logger);
+  if (owned === undefined) return;
+  const demo = owned.demo;
   if (demo !== undefined) {
     try {
       const agentConfig = compileAgentConfig(
@@ -61,12 +74,7 @@ export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<vo
       process.exit(1);
     }
   }
-  drainOnSignals(logger, config.drainTimeoutMs, async (ms) => {
-    // The agent first: it stops taking events, then the exchange drains.
-    await agent?.stop();
-    return ex.drain(ms);
-  });
-  exchangeBanner(config, ex);
+  exchangeBanner(config, ex, owned);
   if (demo === undefined || agent === undefined) {
     banner('no demo data (a production database without GPUX_DEMO=1): no demo agent runs');
     return;

@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 
-import { maskOf, mergeBatches } from './pg-replay.js';
+import { maskOf, mergeBatches, tableParams } from './pg-replay.js';
 
 const rows = (...r: unknown[]): string => JSON.stringify(r);
 
 describe('pg-replay', () => {
   it('reads the table mask from the prepared name', () => {
     expect(maskOf({ name: 'gpux_write_batch_65', sql: '', params: [] })).toBe(65);
+    expect(maskOf({ name: 'gpux_write_batch_f65', sql: '', params: [] })).toBe(65);
     expect(() => maskOf({ name: 'other', sql: '', params: [] })).toThrow(/not a write batch/);
+  });
+
+  it("replays a fenced batch's tables without its fence (the last parameter)", () => {
+    expect(tableParams({ name: 'gpux_write_batch_f65', sql: '', params: ['a', 'b', 'f'] })).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(tableParams({ name: 'gpux_write_batch_65', sql: '', params: ['a', 'b'] })).toEqual([
+      'a',
+      'b',
+    ]);
   });
 
   it('merges k batches table by table; an order or lease written twice keeps its last state', () => {

@@ -30,11 +30,20 @@ interface Batch {
   readonly params: readonly string[];
 }
 
-/** The table mask of a captured batch: its prepared name ends with it. */
+/** The table mask of a captured batch: its prepared name ends with it (`f`: fenced). */
 export function maskOf(b: CapturedBatch): number {
-  const m = /_(\d+)$/.exec(b.name);
+  const m = /_f?(\d+)$/.exec(b.name);
   if (m === null) throw new Error(`not a write batch: ${b.name}`);
   return Number(m[1]);
+}
+
+/**
+ * A captured batch's table parameters. A fenced batch's last parameter is
+ * its fence (market/ownership.ts); the replay writes the tables unfenced, on
+ * a scratch database that no owner holds.
+ */
+export function tableParams(b: CapturedBatch): readonly string[] {
+  return /_f\d+$/.test(b.name) ? b.params.slice(0, -1) : b.params;
 }
 
 /** `k` consecutive batches at a time as one (rows by table; orders and leases by id, last wins). */
@@ -146,7 +155,7 @@ export async function runPgReplay(argv: readonly string[]): Promise<void> {
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as CapturedBatch);
-  const batches = captured.map((b) => ({ mask: maskOf(b), params: b.params }));
+  const batches = captured.map((b) => ({ mask: maskOf(b), params: tableParams(b) }));
   const merged = mergeBatches(batches, merge);
   console.log(
     `bench pg-replay: ${file}: ${batches.length} batches; the first ${Math.round(warmupShare * 100)} % of each run warm up unmeasured`,

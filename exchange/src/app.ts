@@ -15,6 +15,7 @@ import {
   frameworkErrors,
 } from './http/errors.js';
 import { drainable } from './http/drain.js';
+import { standbyGate } from './http/standby.js';
 import { routeGuards } from './http/guard.js';
 import { validatorCompiler } from './http/validation.js';
 import { openApi } from './openapi.js';
@@ -63,22 +64,28 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
 
+  // The services' own property descriptors, so a getter (the market of the
+  // process that owns it now, server.ts) is read per request, not copied.
   const ctx: RouteContext =
     services === 'offline'
       ? offlineContext()
-      : {
-          ...services,
-          limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
-          directory: new Directory(services.db),
-        };
+      : (Object.defineProperties(
+          {
+            limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
+            directory: new Directory(services.db),
+          },
+          Object.getOwnPropertyDescriptors(services),
+        ) as RouteContext);
   // Before any route: each route's guard comes from its config as it is added.
   routeGuards(app, ctx);
   drainable(app);
+  const serving = services === 'offline' ? undefined : services.serving;
+  if (serving !== undefined) standbyGate(app, serving);
   if (services !== 'offline') idempotency(app, services.db, () => services.market.clock.now());
   // Before the routes: it records them as they are added (openapi.ts).
   openApi(app);
 
-  void app.register(serviceRoutes);
+  void app.register(serviceRoutes, { ctx });
   void app.register(accountRoutes, { ctx });
   void app.register(clusterRoutes, { ctx });
   void app.register(platformRoutes, { ctx });

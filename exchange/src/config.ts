@@ -50,6 +50,11 @@ export interface Config {
   readonly secretKey: Buffer | undefined;
   /** D23: names this process's Idempotency-Key claims (several exchanges: one id each). */
   readonly instanceId: string;
+  /**
+   * How long the market's owner keeps it without renewing (docs/ownership.md):
+   * a standby takes over this long after the owner stops renewing.
+   */
+  readonly ownerLeaseMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -73,6 +78,7 @@ export const DEFAULT_CONFIG: Config = {
   natsAckWaitMs: 30_000,
   secretKey: undefined,
   instanceId: DEFAULT_INSTANCE_ID,
+  ownerLeaseMs: 3_000,
 };
 
 export class ConfigError extends Error {
@@ -220,6 +226,15 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('GPUX_INSTANCE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
   }
 
+  let ownerLeaseMs = DEFAULT_CONFIG.ownerLeaseMs;
+  const rawLease = value('GPUX_OWNER_LEASE_SECONDS');
+  if (rawLease !== undefined) {
+    if (/^\d{1,2}$/.test(rawLease) && Number(rawLease) >= 1 && Number(rawLease) <= 60)
+      ownerLeaseMs = Number(rawLease) * 1000;
+    else
+      problems.push(`GPUX_OWNER_LEASE_SECONDS must be an integer from 1 to 60, got "${rawLease}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -242,5 +257,6 @@ export function loadConfig(env: Env = process.env): Config {
     natsAckWaitMs,
     secretKey,
     instanceId,
+    ownerLeaseMs,
   };
 }

@@ -30,12 +30,14 @@ export type { NatsUser, Permissions } from './events/nats-permissions.js';
 export { SILENT_LOGGER } from './logger.js';
 export type { Logger } from './logger.js';
 export { startExchange } from './server.js';
-export type { Exchange, ExchangeOptions } from './server.js';
+export type { Exchange, ExchangeOptions, Owned } from './server.js';
 export {
   banner,
   drainOnSignals,
   exchangeBanner,
+  ownedOrExit,
   readConfig,
   runExchange,
+  standbyBanner,
   startOrExit,
 } from './main.js';

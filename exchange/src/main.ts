@@ -17,8 +17,9 @@ import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
 import { MigrationError } from './db/migrate.js';
 import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
+import type { Holder } from './market/ownership.js';
 import { startExchange } from './server.js';
-import type { Exchange } from './server.js';
+import type { Exchange, Owned } from './server.js';
 
 /** The start banner: plain lines for a person, not log records. */
 export function banner(line: string): void {
@@ -39,11 +40,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** What a person needs to begin: where the database is, the URL, the tokens. */
-export function exchangeBanner(config: Config, ex: Exchange): void {
+export function exchangeBanner(config: Config, ex: Exchange, owned: Owned): void {
   banner(
     `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
-      (ex.applied.length > 0
-        ? `, migrations applied: ${ex.applied.join(', ')}`
+      (owned.applied.length > 0
+        ? `, migrations applied: ${owned.applied.join(', ')}`
         : ', schema up to date'),
   );
   if (config.adminToken === undefined) {
@@ -51,11 +52,32 @@ export function exchangeBanner(config: Config, ex: Exchange): void {
   }
   banner(`listening on ${ex.url}`);
   banner(`agents' gRPC service on port ${ex.grpcPort}`);
-  if (ex.demo === undefined) return;
-  banner(`demo buyer token (${ex.demo.buyerAccountId}): ${ex.demo.buyerToken}`);
+  if (owned.demo === undefined) return;
+  banner(`demo buyer token (${owned.demo.buyerAccountId}): ${owned.demo.buyerToken}`);
   banner(
-    `demo provider token (${ex.demo.providerAccountId}, cluster ${ex.demo.clusterId}): ${ex.demo.providerToken}`,
+    `demo provider token (${owned.demo.providerAccountId}, cluster ${owned.demo.clusterId}): ${owned.demo.providerToken}`,
   );
+}
+
+/**
+ * The one line a standby prints (docs/ownership.md): it serves 503 on its
+ * URL until it takes the market over.
+ */
+export function standbyBanner(holder: Holder, url: string, grpcPort: number): void {
+  const who =
+    `${holder.instanceId ?? '?'} (pid ${holder.pid ?? '?'} on ${holder.host ?? '?'}` +
+    `${holder.url === null ? '' : `, ${holder.url}`})`;
+  banner(
+    `standby on ${url} (agents' gRPC service on port ${grpcPort}): ` +
+      `the market of this database is owned by ${who}, epoch ${holder.epoch}; ` +
+      'taking over when its lease lapses or it hands over',
+  );
+}
+
+/** Why a start failed, said once: an edited migration plainly, anything else as a log record. */
+function reportStartFailure(logger: Logger, err: unknown): void {
+  if (err instanceof MigrationError) process.stderr.write(`${err.message}\n`);
+  else logger.fatal({ err }, 'the exchange could not start');
 }
 
 /**
@@ -78,8 +100,23 @@ export async function startOrExit(
   try {
     return await start();
   } catch (err) {
-    if (err instanceof MigrationError) process.stderr.write(`${err.message}\n`);
-    else logger.fatal({ err }, 'the exchange could not start');
+    reportStartFailure(logger, err);
+    process.exit(1);
+  }
+}
+
+/**
+ * Wait until this process owns the market (at once, or after standing by).
+ * A failed start of the owned part exits 1 as startOrExit does; undefined
+ * when the process drained first (its signal handler exits).
+ */
+export async function ownedOrExit(ex: Exchange, logger: Logger): Promise<Owned | undefined> {
+  try {
+    return await ex.owned;
+  } catch (err) {
+    if (ex.closing()) return undefined;
+    reportStartFailure(logger, err);
+    await ex.drain(0).catch(() => undefined);
     process.exit(1);
   }
 }
@@ -118,14 +155,17 @@ export async function runExchange(env: NodeJS.ProcessEnv = process.env): Promise
   const config = readConfig(env);
   const logger = pino({ level: config.logLevel });
   const ex = await startOrExit(config, logger, () =>
-    startExchange(config, { logger, demoSells: true }),
+    startExchange(config, { logger, demoSells: true, onStandby: standbyBanner }),
   );
   drainOnSignals(logger, config.drainTimeoutMs, (ms) => ex.drain(ms));
-  exchangeBanner(config, ex);
-  if (ex.demo === undefined) return;
-  banner(`try: curl -H 'Authorization: Bearer ${ex.demo.buyerToken}' ${ex.url}/v1/account`);
+  const owned = await ownedOrExit(ex, logger);
+  if (owned === undefined) return;
+  exchangeBanner(config, ex, owned);
+  if (owned.demo === undefined) return;
+  const { buyerToken } = owned.demo;
+  banner(`try: curl -H 'Authorization: Bearer ${buyerToken}' ${ex.url}/v1/account`);
   banner(
-    `     curl -H 'Authorization: Bearer ${ex.demo.buyerToken}' -H 'Content-Type: application/json' ` +
+    `     curl -H 'Authorization: Bearer ${buyerToken}' -H 'Content-Type: application/json' ` +
       `-d '{"side":"buy","gpu_type":"h100","zone":"us-west-1","gpu_count":8,"duration_hours":2}' ${ex.url}/v1/orders`,
   );
 }

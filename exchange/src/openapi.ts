@@ -119,7 +119,9 @@ function errorResponse(status: number, codes: readonly ErrorCode[], marks: Marks
   const headers =
     status === 429
       ? { 'Retry-After': ref('#/components/headers/Retry-After'), ...rateHeaders() }
-      : undefined;
+      : status === 503
+        ? { 'Retry-After': ref('#/components/headers/Retry-After') }
+        : undefined;
   return {
     description: codes.map((c) => `\`${c}\`: ${ERROR_CODES[c].meaning}`).join(' '),
     ...(headers === undefined || marks.access !== 'customer' ? {} : { headers }),

@@ -1,15 +1,22 @@
 // The running exchange: what `gpux exchange` (main.ts) and `gpux start`
-// (cli/, with a simulated agent in the same process) both start. Opening
-// order: database and migrations, the books (flow 5), the outbox relay to
-// NATS JetStream or the in-process bus, the agents' gRPC service and the
-// sweep of silent nodes (D29), then the HTTP API. Closing is the reverse,
-// after the HTTP drain (D34).
+// (cli/, with a simulated agent in the same process) both start.
+//
+// Exactly one process writes a database's market (docs/ownership.md). At
+// start every process opens the database, checks the migrations and
+// listens (HTTP and the agents' gRPC service); then it either owns the
+// market at once or stands by (503 to customers, /readyz false) until the
+// owner's lease lapses or it hands over. Only as the owner does it apply
+// migrations, release abandoned Idempotency-Key claims, rebuild the books
+// (flow 5), relay the outbox to NATS JetStream or the in-process bus, sweep
+// silent nodes (D29) and seed the demo data: the parts in `startOwned`,
+// stopped again when the market is lost or the process drains (D34).
 
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-import { InProcessBus } from '@gpux/shared';
+import { GpuxError, InProcessBus } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 
@@ -21,7 +28,7 @@ import { purgeIdempotencyKeys, releaseAbandonedClaims } from './auth/idempotency
 import { newApiToken } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
+import { checkMigrations, isApplied, migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { BusPublisher } from './events/bus-publisher.js';
@@ -32,6 +39,9 @@ import { SecretBox, loadOrCreateSecretKey } from './leases/secret-box.js';
 import type { Logger } from './logger.js';
 import { captureWrites } from './market/capture.js';
 import { Market } from './market/market.js';
+import { MarketOwnership } from './market/ownership.js';
+import type { Holder } from './market/ownership.js';
+import { Steward } from './market/steward.js';
 import { startAgentServer } from './providers/grpc-server.js';
 import type { AgentServer } from './providers/grpc-server.js';
 import { sweepSilentNodes } from './providers/node-health.js';
@@ -51,25 +61,53 @@ export interface ExchangeOptions {
    * its free nodes itself).
    */
   readonly demoSells?: boolean;
+  /**
+   * Another process owns the market: this one stands by (once per spell of
+   * standing by, with the owner and this process's own URL).
+   */
+  readonly onStandby?: (holder: Holder, url: string, grpcPort: number) => void;
+}
+
+/** What the process does as the market's owner (startOwned), and what it found at the start of it. */
+export interface Owned {
+  /** Migrations applied by this takeover (empty: the schema was up to date). */
+  readonly applied: readonly number[];
+  /** The demo accounts and cluster, when the demo data is on (D34). */
+  readonly demo: DemoTokens | undefined;
+  readonly market: Market;
+  readonly publisher: EventPublisher;
+  /** The books' epochs this process writes under (docs/ownership.md). */
+  readonly epochs: ReadonlyMap<string, number>;
+  /** Stop all of it (the reverse of its start). */
+  stop(): Promise<void>;
 }
 
 export interface Exchange {
   readonly url: string;
   readonly grpcPort: number;
   readonly adminToken: string;
-  /** Migrations applied by this start (empty: the schema was up to date). */
-  readonly applied: readonly number[];
-  /** The demo accounts and cluster, when the demo data is on (D34). */
-  readonly demo: DemoTokens | undefined;
   /** The bus events go to when NATS_URL is unset. */
   readonly bus: InProcessBus | undefined;
   readonly app: FastifyInstance;
-  readonly market: Market;
   readonly db: Database;
+  /**
+   * Resolves the first time this process owns the market and serves: at
+   * once when no other process owns it, else when it takes over (a standby
+   * first, ExchangeOptions.onStandby). Rejects when starting the owned part
+   * failed (the process should exit), or the exchange drained before.
+   */
+  readonly owned: Promise<Owned>;
+  /** Does this process own the market and serve now? */
+  serving(): boolean;
+  /** Has drain() begun? */
+  closing(): boolean;
+  /** The market while this process owns it; `unavailable` (503) otherwise. */
+  readonly market: Market;
   /**
    * D34: no new requests, running ones finish (their answers carry
    * `Connection: close`, new ones get 503), what is still open after
-   * `timeoutMs` is closed; then everything else stops.
+   * `timeoutMs` is closed; then the owned part stops and the market is
+   * released for a standby to take at once.
    */
   drain(timeoutMs: number): Promise<{ forced: boolean }>;
 }
@@ -113,6 +151,30 @@ function secretsOf(config: Config, logger: Logger): SecretBox {
   return new SecretBox(loadOrCreateSecretKey(file));
 }
 
+/** How often a standby looks whether the owner's lease lapsed (docs/ownership.md). */
+const STANDBY_POLL_MS = 250;
+
+/** The migration that made market_owners: before it, nobody can own the market. */
+const OWNERSHIP_MIGRATION = 13;
+
+/** Is a process of this host, by pid, gone (a restart after a crash may take its books at once)? */
+function goneFromThisHost(holder: Holder): boolean {
+  if (holder.host !== hostname() || holder.pid === null) return false;
+  if (holder.pid === process.pid) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+const notOwner = (): GpuxError =>
+  new GpuxError(
+    'unavailable',
+    'this exchange process does not own the market now (a standby); retry shortly',
+  );
+
 export async function startExchange(config: Config, o: ExchangeOptions): Promise<Exchange> {
   const { logger } = o;
   const db = await openDatabase(config, logger);
@@ -121,85 +183,197 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     for (const stop of stops.reverse()) await stop();
   };
   try {
-    const applied = await migrate(db);
+    // An edited migration stops any process at once, standby or not. Before
+    // the ownership table exists nobody can own the market: migrate now.
+    await checkMigrations(db);
+    const appliedAtStart = (await isApplied(db, OWNERSHIP_MIGRATION)) ? [] : await migrate(db);
     const secrets = secretsOf(config, logger);
-    // D23: claims this process left in progress when it stopped committed nothing.
-    const released = await releaseAbandonedClaims(db, config.instanceId);
-    if (released > 0)
-      logger.warn({ released }, 'released Idempotency-Keys left in progress by the last run');
     const adminToken = config.adminToken ?? newApiToken();
-
-    // Every book is rebuilt from the database before the first request (flow 5).
-    const market = await Market.open(db, {
-      provisioningTimeoutMs: config.provisioningTimeoutMs,
-      logger,
-    });
-    stops.push(() => market.close());
-
     const bus = config.natsUrl === undefined ? (o.bus ?? new InProcessBus()) : undefined;
-    const publisher: EventPublisher =
-      config.natsUrl === undefined
-        ? new BusPublisher(bus ?? new InProcessBus())
-        : await JetStreamPublisher.connect({
-            url: config.natsUrl,
-            credsFile: config.natsCredsFile,
-            stream: config.natsStream,
-            subjectRoot: config.natsSubjectRoot,
-            agentAckWaitMs: config.natsAckWaitMs,
-            logger,
-          });
-    stops.push(() => publisher.close());
-    const relay = new OutboxRelay(db, publisher, { logger });
-    market.onEvents(() => relay.wake());
-    relay.start();
-    stops.push(() => relay.close());
+
+    const ownership = new MarketOwnership(
+      db,
+      { instanceId: config.instanceId, host: hostname(), pid: process.pid, url: undefined },
+      { leaseMs: config.ownerLeaseMs, isGone: goneFromThisHost },
+    );
+    // Set below, once the app and the gRPC service it serves through exist;
+    // until then nothing is served.
+    const role: { steward?: Steward<Owned> } = {};
+    const serving = (): boolean => role.steward?.serving() === true;
+    const owned = (): Owned => {
+      const current = role.steward?.current();
+      if (current === undefined) throw notOwner();
+      return current;
+    };
 
     const directory = new Directory(db);
-    const providers: ProviderContext = { db, market, directory, publisher, secrets, logger };
+    const providers: ProviderContext = {
+      db,
+      get market() {
+        return owned().market;
+      },
+      directory,
+      get publisher() {
+        return owned().publisher;
+      },
+      secrets,
+      logger,
+      serving,
+    };
     const grpc: AgentServer = await startAgentServer(providers, {
       host: config.host,
       port: config.grpcPort,
       tls: config.grpcTls,
     });
     stops.push(() => grpc.close());
-    const sweep = setInterval(() => {
-      sweepSilentNodes(providers).catch((err: unknown) => {
-        logger.error({ err }, 'looking for silent agents failed; trying again');
-      });
-    }, SWEEP_INTERVAL_MS);
-    sweep.unref();
-    stops.push(() => Promise.resolve(clearInterval(sweep)));
 
-    const app = buildApp({ ...config, logger }, { db, adminToken, market, secrets });
-    // D34: demo data on the embedded database, or on PostgreSQL when asked for.
-    const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
-
-    // D23: keys are kept 24 h; forget older ones once an hour.
-    const purge = setInterval(() => {
-      purgeIdempotencyKeys(db, Date.now()).catch((err: unknown) => {
-        logger.warn({ err }, 'forgetting expired Idempotency-Keys failed; next try in an hour');
-      });
-    }, 3_600_000);
-    purge.unref();
-    stops.push(() => Promise.resolve(clearInterval(purge)));
-
+    const app = buildApp(
+      { ...config, logger },
+      {
+        db,
+        adminToken,
+        get market() {
+          return owned().market;
+        },
+        secrets,
+        serving,
+      },
+    );
+    stops.push(async () => {
+      await app.close();
+    });
     await app.listen({ host: config.host, port: config.port });
     // PORT=0 picks a free port, so the URL says the one actually bound.
     const { port } = app.server.address() as AddressInfo;
     const url = urlOf(config.host, port);
-    if (demo !== undefined && o.demoSells === true) await offerDemoNodes(app, demo, db, logger);
+    ownership.identity.url = url;
+
+    const startOwned = async (epochs: ReadonlyMap<string, number>): Promise<Owned> => {
+      const ownedStops: (() => Promise<void>)[] = [];
+      const stopOwned = async (): Promise<void> => {
+        for (const stop of ownedStops.reverse()) {
+          await stop().catch((err: unknown) => {
+            logger.error({ err }, 'stopping a part of the market failed');
+          });
+        }
+      };
+      try {
+        // The first takeover also reports what the start applied.
+        const applied = [...appliedAtStart.splice(0), ...(await migrate(db))];
+        // D23: claims left in progress by the last owner committed nothing,
+        // and it can commit nothing more (its epoch is past).
+        const released = await releaseAbandonedClaims(db, config.instanceId);
+        if (released > 0)
+          logger.warn({ released }, 'released Idempotency-Keys left in progress by the last run');
+
+        // Every book is rebuilt from the database before the first request (flow 5).
+        const market = await Market.open(db, {
+          provisioningTimeoutMs: config.provisioningTimeoutMs,
+          logger,
+          fence: {
+            tokenFor: (books) => ownership.tokenFor(books),
+            fenced: () => role.steward?.lose(),
+          },
+        });
+        ownedStops.push(() => market.close());
+
+        const publisher: EventPublisher =
+          bus !== undefined
+            ? new BusPublisher(bus)
+            : await JetStreamPublisher.connect({
+                url: config.natsUrl ?? '',
+                credsFile: config.natsCredsFile,
+                stream: config.natsStream,
+                subjectRoot: config.natsSubjectRoot,
+                agentAckWaitMs: config.natsAckWaitMs,
+                logger,
+              });
+        ownedStops.push(() => publisher.close());
+        const relay = new OutboxRelay(db, publisher, { logger });
+        market.onEvents(() => relay.wake());
+        relay.start();
+        ownedStops.push(() => relay.close());
+
+        const part: Owned = {
+          applied,
+          demo: undefined,
+          market,
+          publisher,
+          epochs,
+          stop: stopOwned,
+        };
+        // This takeover's own market (the sweep must not act on a later one's).
+        const ctx: ProviderContext = { db, directory, secrets, logger, market, publisher };
+        const sweep = setInterval(() => {
+          sweepSilentNodes(ctx).catch((err: unknown) => {
+            logger.error({ err }, 'looking for silent agents failed; trying again');
+          });
+        }, SWEEP_INTERVAL_MS);
+        sweep.unref();
+        ownedStops.push(() => Promise.resolve(clearInterval(sweep)));
+
+        // D23: keys are kept 24 h; forget older ones once an hour.
+        const purge = setInterval(() => {
+          purgeIdempotencyKeys(db, Date.now()).catch((err: unknown) => {
+            logger.warn({ err }, 'forgetting expired Idempotency-Keys failed; next try in an hour');
+          });
+        }, 3_600_000);
+        purge.unref();
+        ownedStops.push(() => Promise.resolve(clearInterval(purge)));
+
+        // D34: demo data on the embedded database, or on PostgreSQL when asked for.
+        const demo =
+          config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
+        logger.info(
+          { epochs: Object.fromEntries(epochs), applied },
+          'this process owns the market',
+        );
+        return { ...part, demo };
+      } catch (err) {
+        await stopOwned();
+        throw err;
+      }
+    };
+
+    const steward = new Steward<Owned>(
+      ownership,
+      { start: startOwned, stop: (part) => part.stop() },
+      {
+        logger,
+        renewEveryMs: Math.max(100, Math.floor(config.ownerLeaseMs / 3)),
+        pollEveryMs: STANDBY_POLL_MS,
+        onStandby: (holder) => o.onStandby?.(holder, url, grpc.port),
+      },
+    );
+    role.steward = steward;
+    // Before the app and the gRPC service close: the steward stops the
+    // owned part and releases the market last.
+    stops.push(() => steward.close());
+    steward.run();
+
+    // The demo sells go through the API, which serves once the steward has
+    // marked this process the owner.
+    const first = steward.first.then(async (part) => {
+      if (part.demo !== undefined && o.demoSells === true)
+        await offerDemoNodes(app, part.demo, db, logger);
+      return part;
+    });
+    first.catch(() => undefined);
 
     let drained: Promise<{ forced: boolean }> | undefined;
     return {
       url,
       grpcPort: grpc.port,
       adminToken,
-      applied,
-      demo,
       bus,
       app,
-      market,
       db,
+      owned: first,
+      serving,
+      closing: () => drained !== undefined,
+      get market() {
+        return owned().market;
+      },
       drain(timeoutMs) {
         drained ??= (async () => {
           const { forced } = await app.drain(timeoutMs);

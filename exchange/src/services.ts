@@ -13,6 +13,12 @@ export interface Services {
   readonly market: Market;
   /** D28: opens the kubeconfigs agents report, sealed at rest. */
   readonly secrets: SecretBox;
+  /**
+   * Does this process own the market and serve now (docs/ownership.md)?
+   * Unset: always (an app over a market of its own, in tests). When it says
+   * no, customer and admin requests get 503 and /readyz says so.
+   */
+  readonly serving?: () => boolean;
 }
 
 /**

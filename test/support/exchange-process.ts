@@ -16,14 +16,29 @@ export interface ExchangeProcess {
   /** The agents' gRPC service (GRPC_PORT), from the banner. */
   readonly grpcPort: number;
   readonly child: ChildProcess;
+  /** What its banner said first: it owned the market, or stood by (docs/ownership.md). */
+  readonly startedAs: 'owner' | 'standby';
   /** stdout and stderr so far, for failure messages. */
   output(): string;
+  /** Resolves once stdout or stderr (from the start) matches `pattern`; rejects if the process exits first. */
+  waitFor(pattern: RegExp): Promise<void>;
   /** SIGTERM (a drain) or SIGKILL (a crash); resolves with the exit code. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
 }
 
+export interface StartOptions {
+  /**
+   * Resolve on a standby's banner too (another process owns the market),
+   * not only once this one owns it and serves.
+   */
+  readonly standbyOk?: boolean;
+}
+
 /** Starts the exchange on free ports (HTTP and gRPC) with `env` added to this process's. */
-export async function startExchangeProcess(env: NodeJS.ProcessEnv): Promise<ExchangeProcess> {
+export async function startExchangeProcess(
+  env: NodeJS.ProcessEnv,
+  o: StartOptions = {},
+): Promise<ExchangeProcess> {
   const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
     env: {
       ...process.env,
@@ -36,21 +51,51 @@ export async function startExchangeProcess(env: NodeJS.ProcessEnv): Promise<Exch
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const [url, grpcPort] = await new Promise<[string, number]>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      const g = /agents' gRPC service on port (\d+)/.exec(output);
-      if (m?.[1] !== undefined && g?.[1] !== undefined) resolve([m[1], Number(g[1])]);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`exchange exited (${code}):\n${output}`)));
+  const watchers = new Set<() => void>();
+  const seen = (): void => {
+    for (const w of watchers) w();
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    seen();
   });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    seen();
+  });
+  const waitFor = (pattern: RegExp): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (!pattern.test(output)) return;
+        watchers.delete(check);
+        child.off('exit', exited);
+        resolve();
+      };
+      const exited = (code: number | null): void => {
+        watchers.delete(check);
+        reject(new Error(`exchange exited (${code}) before ${pattern}:\n${output}`));
+      };
+      watchers.add(check);
+      child.once('exit', exited);
+      check();
+    });
+  const banner =
+    o.standbyOk === true
+      ? /(listening|standby) on (http:\/\/\S+)/
+      : /(listening) on (http:\/\/\S+)/;
+  await waitFor(banner);
+  await waitFor(/agents' gRPC service on port (\d+)/);
+  const m = banner.exec(output);
+  const g = /agents' gRPC service on port (\d+)/.exec(output);
+  const url = m?.[2] ?? '';
+  const grpcPort = Number(g?.[1]);
   return {
     url,
     grpcPort,
     child,
+    startedAs: m?.[1] === 'standby' ? 'standby' : 'owner',
     output: () => output,
+    waitFor,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');

@@ -27,8 +27,11 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set when this request claimed an Idempotency-Key. */
-    idempotency: { accountId: string; key: string } | null;
+    /**
+     * Set when this request claimed an Idempotency-Key; `claimedMs` is the
+     * claim's created_ms, which names this claim and no later one of the key.
+     */
+    idempotency: { accountId: string; key: string; claimedMs: number } | null;
   }
 }
 
@@ -136,7 +139,7 @@ export function idempotency(
         );
       }
     }
-    request.idempotency = { accountId, key };
+    request.idempotency = { accountId, key, claimedMs: t };
   });
 
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -146,19 +149,22 @@ export function idempotency(
     if (reply.statusCode >= 500) {
       // Unless the effect and its answer were committed together (then the
       // answer stands and a retry replays it).
+      // Only this request's own claim: after a takeover (docs/ownership.md)
+      // the key may have been released and claimed again by a retry.
       await db.query(
-        'DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL',
-        [claim.accountId, claim.key],
+        'DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND created_ms = $3 AND status_code IS NULL',
+        [claim.accountId, claim.key, claim.claimedMs],
       );
       return payload;
     }
     await db.query(
-      'UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE account_id = $1 AND key = $2',
+      'UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE account_id = $1 AND key = $2 AND created_ms = $5',
       [
         claim.accountId,
         claim.key,
         reply.statusCode,
         typeof payload === 'string' ? payload : String(payload),
+        claim.claimedMs,
       ],
     );
     return payload;

@@ -60,6 +60,34 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   return migrations;
 }
 
+/**
+ * Read-only: refuse a database whose applied files were edited since (a
+ * standby checks this at start, before it may apply anything). A database
+ * with no migrations yet passes.
+ */
+export async function checkMigrations(db: Queryable, migrations = readMigrations()): Promise<void> {
+  const [table] = await db.query<{ exists: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS exists",
+  );
+  if (table?.exists !== true) return;
+  const [column] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM information_schema.columns
+      WHERE table_name = 'schema_migrations' AND column_name = 'checksum'`,
+  );
+  if (column?.n === 0) return;
+  await refuseChangedFiles(db, migrations);
+}
+
+/** Has migration `version` been applied (read-only)? */
+export async function isApplied(db: Queryable, version: number): Promise<boolean> {
+  const [table] = await db.query<{ exists: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS exists",
+  );
+  if (table?.exists !== true) return false;
+  const rows = await db.query('SELECT 1 FROM schema_migrations WHERE version = $1', [version]);
+  return rows.length > 0;
+}
+
 /** Apply what is missing; returns the versions applied now. */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<number[]> {
   await db.transaction(async (tx) => {

@@ -82,6 +82,9 @@ export function errorHandlers(app: FastifyInstance): void {
     if (err.status >= 500 && err.code !== 'unavailable') {
       request.log.error({ err: error }, 'request failed');
     }
+    // A drain, a standby, a process that lost the market: another process
+    // answers within a second or so (docs/ownership.md).
+    if (err.code === 'unavailable') void reply.header('Retry-After', 1);
     return reply.code(err.status).send(errorBody(err));
   });
 }

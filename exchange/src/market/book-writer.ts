@@ -136,7 +136,7 @@ export class BookWriter implements BatchSource {
     const changes = new ChangeSet();
     const results: { ok: boolean; value: unknown }[] = [];
     // Boxed, so that even `throw undefined` counts as broken.
-    let broken: { readonly error: unknown } | undefined;
+    let broken: Failure | undefined;
     for (const q of batch) {
       if (broken !== undefined) {
         results.push({ ok: false, value: broken.error });
@@ -152,10 +152,21 @@ export class BookWriter implements BatchSource {
       }
     }
     return {
+      book: `${this.gpuType}/${this.zone}`,
       changes: broken === undefined ? changes : undefined,
       settle: async (commitFailure: Failure | undefined): Promise<void> => {
         // A batch that changed nothing is not hurt by another book's failed commit.
         const failure = broken ?? (changes.empty ? undefined : commitFailure);
+        if (failure?.fenced === true) {
+          // Another process owns the book now: this state is no longer the
+          // market's, and nothing may run on it again (market/ownership.ts).
+          this.closed = true;
+          for (const q of [...batch, ...this.queue.splice(0)]) q.reject(failure.error);
+          this.busy = false;
+          this.idle?.resolve();
+          this.idle = undefined;
+          return;
+        }
         if (failure !== undefined) {
           // Rebuild first, so nobody who hears of the failure can still read the lost state.
           this.options.logger.error(

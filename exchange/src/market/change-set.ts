@@ -67,17 +67,25 @@ const statements = new Map<number, string>();
  * their parameters numbered in PARTS order. Each text is prepared once per
  * connection, and only the few masks that occur are ever made; a batch that
  * only rests an order writes one table.
+ *
+ * `fenced`: the statement's last parameter names the epochs of its books,
+ * and the statement fails whole (gpux_fence, SQLSTATE GX001) unless they
+ * are still current (market/ownership.ts). The fence is the statement's own
+ * SELECT, so it runs whenever the statement does: the data-modifying CTEs
+ * and the fence commit together or not at all.
  */
-export function writeBatchSql(mask: number): string {
-  let sql = statements.get(mask);
+export function writeBatchSql(mask: number, fenced = false): string {
+  const key = fenced ? -mask - 1 : mask;
+  let sql = statements.get(key);
   if (sql === undefined) {
     const ctes: string[] = [];
     PARTS.forEach((part, i) => {
       if ((mask & (1 << i)) !== 0)
         ctes.push(`w${i} AS (${part.replace('$', `$${ctes.length + 1}`)})`);
     });
-    sql = `${WRITE_BATCH_MARK}\nWITH ${ctes.join(',\n  ')}\nSELECT 1`;
-    statements.set(mask, sql);
+    const last = fenced ? `SELECT gpux_fence($${ctes.length + 1}::json)` : 'SELECT 1';
+    sql = `${WRITE_BATCH_MARK}\nWITH ${ctes.join(',\n  ')}\n${last}`;
+    statements.set(key, sql);
   }
   return sql;
 }
@@ -161,9 +169,11 @@ export class ChangeSet {
   /**
    * Write everything in one statement (see the top of this file). Rows are
    * copied to JSON now, so later changes to the in-memory rows cannot leak
-   * into this batch.
+   * into this batch. `fence`: the epochs the statement must still find
+   * current (Fence.tokenFor, market/ownership.ts); without one it is not
+   * fenced (tests of a market that no ownership guards).
    */
-  async write(q: Queryable): Promise<void> {
+  async write(q: Queryable, fence?: string): Promise<void> {
     const entries = this.ledger.flatMap((t) =>
       t.postings.map((p) => ({
         transaction_id: t.id,
@@ -199,7 +209,12 @@ export class ChangeSet {
       params.push(json(rows));
     });
     if (mask === 0) return;
-    await q.query(writeBatchSql(mask), params, { name: `gpux_write_batch_${mask}` });
+    if (fence === undefined) {
+      await q.query(writeBatchSql(mask), params, { name: `gpux_write_batch_${mask}` });
+      return;
+    }
+    params.push(fence);
+    await q.query(writeBatchSql(mask, true), params, { name: `gpux_write_batch_f${mask}` });
   }
 }
 

@@ -54,6 +54,7 @@ function book(id: string): BatchSource & { settled: Promise<Failure | undefined>
         }),
       );
       return {
+        book: 'h100/us-west-1',
         changes,
         settle: (f) => Promise.resolve(done(f)),
       };

@@ -12,9 +12,13 @@ import type { Database } from '../db/database.js';
 import { SILENT_LOGGER } from '../logger.js';
 import type { Logger } from '../logger.js';
 import { ChangeSet } from './change-set.js';
+import { fencedError, isFencedError } from './ownership.js';
+import type { Fence } from './ownership.js';
 
 /** A book's batch, run on its state and waiting for its commit. */
 export interface RanBatch {
+  /** The book it ran on (`gpu_type/zone`), whose epoch fences its write. */
+  readonly book: string;
   /** What to write; undefined when a command failed and the batch is lost. */
   readonly changes: ChangeSet | undefined;
   /** Answers the batch's callers; `commitFailure`: its commit failed. */
@@ -24,6 +28,11 @@ export interface RanBatch {
 /** Why something failed, boxed so that a thrown `undefined` is a failure too. */
 export interface Failure {
   readonly error: unknown;
+  /**
+   * The fence refused the write: this process no longer owns the books
+   * (market/ownership.ts). Nothing was written and nothing will be.
+   */
+  readonly fenced?: boolean;
 }
 
 /** What the group commits: a book writer. */
@@ -47,6 +56,8 @@ export class CommitGroup {
     private readonly db: Database,
     /** At debug level, one line per commit group with its times (docs/benchmarks.md). */
     private readonly logger: Logger = SILENT_LOGGER,
+    /** Every write names its books' epochs (market/ownership.ts); none: unfenced (tests). */
+    private readonly fence?: Fence,
   ) {}
 
   /** `writer` has commands and no batch in flight. */
@@ -84,10 +95,13 @@ export class CommitGroup {
     const t0 = performance.now();
     if (!merged.empty) {
       try {
-        await merged.write(this.db);
+        await merged.write(this.db, this.fence?.tokenFor(written.map((b) => b.book)));
         if (merged.outbox.length > 0) this.onEvents?.();
       } catch (err) {
-        failure = { error: err };
+        if (isFencedError(err)) {
+          failure = { error: fencedError(), fenced: true };
+          this.fence?.fenced();
+        } else failure = { error: err };
       }
     }
     const writeMs = performance.now() - t0;

@@ -15,6 +15,7 @@ import { purgeStaleHolds } from '../orders/credit.js';
 import { BookWriter } from './book-writer.js';
 import type { WriterOptions } from './book-writer.js';
 import { CommitGroup } from './commit-group.js';
+import type { Fence } from './ownership.js';
 
 export interface Clock {
   now(): number;
@@ -26,6 +27,12 @@ export interface MarketOptions extends WriterOptions {
   /** How often time is made to pass in idle books; 0: never (tests tick by hand). */
   readonly tickIntervalMs: number;
   readonly clock: Clock;
+  /**
+   * The ownership this process writes the books under (market/ownership.ts):
+   * every write batch is fenced by it. The exchange always has one; tests of
+   * a market alone may leave it out.
+   */
+  readonly fence?: Fence | undefined;
 }
 
 export const DEFAULT_MARKET_OPTIONS: MarketOptions = {
@@ -57,7 +64,7 @@ export class Market {
 
   static async open(db: Database, options: Partial<MarketOptions> = {}): Promise<Market> {
     const o = { ...DEFAULT_MARKET_OPTIONS, ...options };
-    const group = new CommitGroup(db, o.logger);
+    const group = new CommitGroup(db, o.logger, o.fence);
     // Every book at once: their reads share the pool, and a restart waits for
     // the largest book rather than for the sum of all twelve.
     const books = GPU_TYPES.flatMap((gpuType) => ZONES.map((zone) => ({ gpuType, zone })));

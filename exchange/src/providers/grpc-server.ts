@@ -97,6 +97,13 @@ function unary<Req, Res>(
   run: (caller: Principal, request: Req) => Promise<Res>,
 ): handleUnaryCall<Req, Res> {
   return (call, callback: sendUnaryData<Res>) => {
+    // A standby (docs/ownership.md) takes no agent call: not even a token lookup.
+    if (ctx.serving !== undefined && !ctx.serving()) {
+      const message =
+        'this exchange process does not own the market now (a standby); retry shortly';
+      callback({ code: status.UNAVAILABLE, details: message, message });
+      return;
+    }
     callerOf(ctx, call.metadata)
       .then((caller) => run(caller, call.request))
       .then(

@@ -21,6 +21,11 @@ export interface ProviderContext {
   readonly publisher: EventPublisher;
   readonly secrets: SecretBox;
   readonly logger: Logger;
+  /**
+   * Does this process own the market now (docs/ownership.md)? A standby
+   * answers every call UNAVAILABLE. Unset: always (tests).
+   */
+  readonly serving?: () => boolean;
 }
 
 /** A call the exchange answers with a gRPC status other than OK. */

@@ -122,6 +122,10 @@ describe('every endpoint, in each of its forms', () => {
     await ok(ex.call('GET', '/v1/admin/clusters', ADMIN_TOKEN));
     await ok(ex.call('GET', '/v1/admin/platform', ADMIN_TOKEN));
     expect((await ex.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await ex.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
+      status: 'ready',
+      role: 'owner',
+    });
     expect((await ex.app.inject({ method: 'GET', url: OPENAPI_PATH })).statusCode).toBe(200);
 
     // An empty book: every price null, no last trade; an estimate short of GPUs.

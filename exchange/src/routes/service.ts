@@ -1,19 +1,34 @@
-// GET /healthz (a load balancer's probe) and GET /v1/openapi.json (the
-// document of the API, openapi.ts); neither needs a token.
+// GET /healthz (liveness), GET /readyz (readiness: this process owns the
+// market and serves, docs/ownership.md) and GET /v1/openapi.json (the
+// document of the API, openapi.ts); none needs a token.
 
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { GpuxError } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 
 import { OPENAPI_PATH } from '../openapi.js';
+import type { RouteContext } from '../services.js';
 
 const Health = Type.Object({ status: Type.Literal('ok') }, { title: 'Health' });
+
+const Ready = Type.Object(
+  {
+    status: Type.Literal('ready'),
+    role: Type.Literal('owner', { description: 'This process owns the market and writes it.' }),
+  },
+  { title: 'Ready' },
+);
 
 const Document = Type.Object(
   {},
   { additionalProperties: true, description: 'This OpenAPI 3.1 document.' },
 );
 
-export const serviceRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
+export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
+  app,
+  { ctx },
+  done,
+) => {
   app.get(
     '/healthz',
     {
@@ -21,6 +36,27 @@ export const serviceRoutes: FastifyPluginCallbackTypebox = (app, _options, done)
       schema: { summary: 'Liveness probe', tags: ['service'], response: { 200: Health } },
     },
     () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: { access: 'public', errors: ['unavailable'] },
+      schema: {
+        summary: 'Readiness probe: 200 from the process that owns the market, 503 from a standby',
+        tags: ['service'],
+        response: { 200: Ready },
+      },
+    },
+    () => {
+      if (ctx.serving !== undefined && !ctx.serving()) {
+        throw new GpuxError(
+          'unavailable',
+          'standing by: another exchange process owns the market (docs/ownership.md)',
+        );
+      }
+      return { status: 'ready' as const, role: 'owner' as const };
+    },
   );
 
   // Built at the first request (the app is ready by then), then kept as text.

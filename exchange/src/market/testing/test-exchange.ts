@@ -19,6 +19,7 @@ import { openPglite } from '../../db/pglite.js';
 import { freshPostgres } from '../../db/testing/fresh-database.js';
 import { Market } from '../market.js';
 import type { Clock } from '../market.js';
+import { MarketOwnership } from '../ownership.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** 2026-11-22T00:00:00Z: tests start here and move the clock by hand. */
@@ -128,9 +129,18 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
   }
   await migrate(db);
   const clock = new ManualClock();
+  // Every write batch fenced, as in the exchange (market/ownership.ts); this
+  // exchange takes the books whoever held them (an earlier one on o.db).
+  const ownership = new MarketOwnership(
+    db,
+    { instanceId: 'test-exchange', host: 'test', pid: 0, url: undefined },
+    { leaseMs: 24 * 3_600_000, isGone: () => true },
+  );
+  if (!(await ownership.tryAcquire(true)).acquired) throw new Error('could not own the market');
   const market = await Market.open(db, {
     tickIntervalMs: 0,
     clock,
+    fence: { tokenFor: (b) => ownership.tokenFor(b), fenced: () => undefined },
     ...(o.logger === undefined ? {} : { logger: o.logger }),
     ...(o.provisioningTimeoutMs === undefined
       ? {}
@@ -226,6 +236,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       stopped = true;
       await app.close();
       await market.close();
+      await ownership.release();
     },
     async close() {
       await ex.stop();
