@@ -36,6 +36,34 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GPUX_RATE_ORDERS_PER_MINUTE: '0' })).toThrow(/GPUX_RATE_ORDERS/);
   });
 
+  it("each provider's share of the agents' service comes from configuration, apart from D18's", () => {
+    expect(loadConfig({}).agentShare).toEqual({
+      heartbeatsPerInterval: 2,
+      readsPerMinute: 240,
+      sellsPerMinute: 30,
+      reportsPerMinute: 30,
+      callsInFlight: 8,
+    });
+    expect(
+      loadConfig({
+        GPUX_AGENT_HEARTBEATS_PER_INTERVAL: '3',
+        GPUX_AGENT_READS_PER_MINUTE: '600',
+        GPUX_AGENT_SELLS_PER_MINUTE: '60',
+        GPUX_AGENT_REPORTS_PER_MINUTE: '90',
+        GPUX_AGENT_CALLS_IN_FLIGHT: '16',
+      }).agentShare,
+    ).toEqual({
+      heartbeatsPerInterval: 3,
+      readsPerMinute: 600,
+      sellsPerMinute: 60,
+      reportsPerMinute: 90,
+      callsInFlight: 16,
+    });
+    expect(() => loadConfig({ GPUX_AGENT_CALLS_IN_FLIGHT: '0' })).toThrow(
+      /GPUX_AGENT_CALLS_IN_FLIGHT/,
+    );
+  });
+
   it('D34: GPUX_DEMO turns demo data on for PostgreSQL', () => {
     expect(loadConfig({}).demo).toBe(false);
     expect(loadConfig({ GPUX_DEMO: '1' }).demo).toBe(true);

@@ -7,6 +7,8 @@ import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
 import type { RateLimits } from './auth/rate-limit.js';
 import { parseSecretKey } from './leases/secret-box.js';
+import { DEFAULT_AGENT_SHARE } from './providers/agent-share.js';
+import type { AgentShareLimits } from './providers/agent-share.js';
 import type { GrpcTls } from './providers/grpc-server.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -50,6 +52,8 @@ export interface Config {
   readonly secretKey: Buffer | undefined;
   /** D23: names this process's Idempotency-Key claims (several exchanges: one id each). */
   readonly instanceId: string;
+  /** Each provider's share of the agents' gRPC service (issue 18; apart from D18). */
+  readonly agentShare: AgentShareLimits;
   /**
    * How long the market's owner keeps it without renewing (docs/ownership.md):
    * a standby takes over this long after the owner stops renewing.
@@ -78,6 +82,7 @@ export const DEFAULT_CONFIG: Config = {
   natsAckWaitMs: 30_000,
   secretKey: undefined,
   instanceId: DEFAULT_INSTANCE_ID,
+  agentShare: DEFAULT_AGENT_SHARE,
   ownerLeaseMs: 3_000,
 };
 
@@ -235,6 +240,20 @@ export function loadConfig(env: Env = process.env): Config {
       problems.push(`GPUX_OWNER_LEASE_SECONDS must be an integer from 1 to 60, got "${rawLease}"`);
   }
 
+  const agentShare: AgentShareLimits = {
+    heartbeatsPerInterval: positiveInt(
+      'GPUX_AGENT_HEARTBEATS_PER_INTERVAL',
+      DEFAULT_AGENT_SHARE.heartbeatsPerInterval,
+    ),
+    readsPerMinute: positiveInt('GPUX_AGENT_READS_PER_MINUTE', DEFAULT_AGENT_SHARE.readsPerMinute),
+    sellsPerMinute: positiveInt('GPUX_AGENT_SELLS_PER_MINUTE', DEFAULT_AGENT_SHARE.sellsPerMinute),
+    reportsPerMinute: positiveInt(
+      'GPUX_AGENT_REPORTS_PER_MINUTE',
+      DEFAULT_AGENT_SHARE.reportsPerMinute,
+    ),
+    callsInFlight: positiveInt('GPUX_AGENT_CALLS_IN_FLIGHT', DEFAULT_AGENT_SHARE.callsInFlight),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -257,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     natsAckWaitMs,
     secretKey,
     instanceId,
+    agentShare,
     ownerLeaseMs,
   };
 }

@@ -224,6 +224,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       host: config.host,
       port: config.grpcPort,
       tls: config.grpcTls,
+      limits: config.agentShare,
     });
     stops.push(() => grpc.close());
 

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ADMIN_TOKEN } from '../market/testing/test-exchange.js';
 import { MAX_CLUSTER_NODES, MAX_MESSAGE_BYTES } from './agent-limits.js';
+import { DEFAULT_AGENT_SHARE } from './agent-share.js';
 import { agentHarness } from './testing/agent-harness.js';
 import type { AgentHarness, Provider } from './testing/agent-harness.js';
 import {
@@ -25,7 +26,12 @@ import {
 let h: AgentHarness;
 
 beforeAll(async () => {
-  h = await agentHarness();
+  // Generous shares: every refusal here is for a bound, none for a rate.
+  h = await agentHarness({
+    server: {
+      limits: { ...DEFAULT_AGENT_SHARE, heartbeatsPerInterval: 100, sellsPerMinute: 100 },
+    },
+  });
 });
 
 afterAll(async () => {

@@ -5,12 +5,14 @@
 // cluster). TLS by configuration: a server certificate and key, and, when a
 // client CA is given, client certificates are required (docs/providers.md).
 // Every field is bounded (agent-limits.ts), checked before anything is
-// read or written. Not counted in the REST rate limits of D18.
+// read or written. Each provider has its share of calls (agent-share.ts):
+// its own limits, apart from the REST limits of D18, which agents' calls
+// do not count in.
 
 import { readFileSync } from 'node:fs';
 
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
-import type { Metadata, ServiceError, handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import type { ServiceError, handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { AgentServiceService, NodeStatus } from '@gpux/proto';
 import type { AgentServiceServer, Node } from '@gpux/proto';
 import { GpuxError } from '@gpux/shared';
@@ -24,9 +26,11 @@ import {
   checkReportProvisioned,
 } from './agent-input.js';
 import { MAX_MESSAGE_BYTES } from './agent-limits.js';
+import { AgentShare } from './agent-share.js';
+import type { AgentCallKind, AgentShareLimits, Exhausted } from './agent-share.js';
 import { attach, heartbeat } from './node-health.js';
 import type { NodeView } from './node-health.js';
-import { AgentCallError } from './provider-context.js';
+import { AgentCallError, ownKnownCluster } from './provider-context.js';
 import type { ProviderContext } from './provider-context.js';
 import { listLeases, reportFailed, reportProvisioned, reportRevoked } from './provider-leases.js';
 import { listSells, publishSell, withdrawSell } from './provider-sells.js';
@@ -43,6 +47,8 @@ export interface AgentServerOptions {
   /** 0: a free port (the handle says which). */
   readonly port: number;
   readonly tls?: GrpcTls | undefined;
+  /** Each provider's share (agent-share.ts); default DEFAULT_AGENT_SHARE. */
+  readonly limits?: AgentShareLimits | undefined;
 }
 
 export interface AgentServer {
@@ -90,10 +96,47 @@ async function callerOf(ctx: ProviderContext, metadata: Metadata): Promise<Princ
   return principal;
 }
 
-/** One RPC: authenticate, run, and turn what is thrown into a gRPC status. */
-function unary<Req, Res>(
+/**
+ * The caller's share (agent-share.ts): a call in flight more, and one call
+ * of `kind` for its cluster. Returns what ends the call's place in flight.
+ */
+async function admit(
   ctx: ProviderContext,
+  share: AgentShare,
+  caller: Principal,
+  kind: AgentCallKind,
+  clusterId: string,
+): Promise<() => void> {
+  const clusters = await ctx.directory.clustersOf(caller.accountId);
+  const leave = share.enter(caller.accountId, clusters.length);
+  if (typeof leave !== 'function') throw exhausted(leave);
+  try {
+    const known = await ownKnownCluster(ctx, caller, clusterId);
+    const over = share.take(kind, {
+      id: known.row.id,
+      nodes: known.nodes.size,
+      heartbeatMs: known.row.heartbeat_ms,
+    });
+    if (over !== undefined) throw exhausted(over);
+    return leave;
+  } catch (err) {
+    leave();
+    throw err;
+  }
+}
+
+const exhausted = (e: Exhausted): AgentCallError =>
+  new AgentCallError(status.RESOURCE_EXHAUSTED, e.message, e.retryAfterMs);
+
+/**
+ * One RPC: authenticate, take the caller's share, run (which checks the
+ * request's bounds first), and turn what is thrown into a gRPC status.
+ */
+function unary<Req extends { clusterId: string }, Res>(
+  ctx: ProviderContext,
+  share: AgentShare,
   method: string,
+  kind: AgentCallKind,
   run: (caller: Principal, request: Req) => Promise<Res>,
 ): handleUnaryCall<Req, Res> {
   return (call, callback: sendUnaryData<Res>) => {
@@ -104,18 +147,29 @@ function unary<Req, Res>(
       callback({ code: status.UNAVAILABLE, details: message, message });
       return;
     }
+    let leave: (() => void) | undefined;
     callerOf(ctx, call.metadata)
-      .then((caller) => run(caller, call.request))
+      .then(async (caller) => {
+        leave = await admit(ctx, share, caller, kind, call.request.clusterId);
+        return run(caller, call.request);
+      })
       .then(
         (response) => callback(null, response),
         (err: unknown) => callback(toServiceError(ctx, method, err)),
-      );
+      )
+      .finally(() => leave?.());
   };
 }
 
 function toServiceError(ctx: ProviderContext, method: string, err: unknown): Partial<ServiceError> {
-  if (err instanceof AgentCallError)
-    return { code: err.code, details: err.message, message: err.message };
+  if (err instanceof AgentCallError) {
+    if (err.retryAfterMs === undefined)
+      return { code: err.code, details: err.message, message: err.message };
+    // The agent reads the time to wait from the trailing metadata (docs/providers.md).
+    const trailers = new Metadata();
+    trailers.set(RETRY_AFTER_MS, String(err.retryAfterMs));
+    return { code: err.code, details: err.message, message: err.message, metadata: trailers };
+  }
   // A rule of the API the request broke (a bad price, a time in the wrong form).
   if (err instanceof GpuxError && err.status < 500) {
     return { code: status.INVALID_ARGUMENT, details: err.message, message: err.message };
@@ -127,9 +181,12 @@ function toServiceError(ctx: ProviderContext, method: string, err: unknown): Par
   return { code: status.INTERNAL, details: 'internal error', message: 'internal error' };
 }
 
-export function agentService(ctx: ProviderContext): AgentServiceServer {
+/** The trailing metadata key of the milliseconds to wait after RESOURCE_EXHAUSTED. */
+export const RETRY_AFTER_MS = 'retry-after-ms';
+
+export function agentService(ctx: ProviderContext, share: AgentShare): AgentServiceServer {
   return {
-    attach: unary(ctx, 'Attach', async (caller, r) => {
+    attach: unary(ctx, share, 'Attach', 'read', async (caller, r) => {
       checkAttach(r);
       const a = await attach(ctx, caller, {
         clusterId: r.clusterId,
@@ -147,7 +204,7 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
         offlineAfterSeconds: a.offlineAfterSeconds,
       };
     }),
-    heartbeat: unary(ctx, 'Heartbeat', async (caller, r) => {
+    heartbeat: unary(ctx, share, 'Heartbeat', 'heartbeat', async (caller, r) => {
       checkHeartbeat(r);
       const nodes = await heartbeat(
         ctx,
@@ -162,10 +219,10 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
       );
       return { nodes: nodes.map(node) };
     }),
-    listSells: unary(ctx, 'ListSells', async (caller, r) => ({
+    listSells: unary(ctx, share, 'ListSells', 'read', async (caller, r) => ({
       orders: await listSells(ctx, caller, r.clusterId),
     })),
-    publishSell: unary(ctx, 'PublishSell', async (caller, r) => {
+    publishSell: unary(ctx, share, 'PublishSell', 'sell', async (caller, r) => {
       const placed = await publishSell(ctx, caller, {
         clusterId: r.clusterId,
         nodes: r.nodes,
@@ -176,10 +233,10 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
         ? { result: { $case: 'refusal', value: { code: placed.code, message: placed.message } } }
         : { result: { $case: 'order', value: placed } };
     }),
-    withdrawSell: unary(ctx, 'WithdrawSell', async (caller, r) => ({
+    withdrawSell: unary(ctx, share, 'WithdrawSell', 'sell', async (caller, r) => ({
       cancelledNodes: await withdrawSell(ctx, caller, r.clusterId, r.orderId),
     })),
-    listLeases: unary(ctx, 'ListLeases', async (caller, r) => {
+    listLeases: unary(ctx, share, 'ListLeases', 'read', async (caller, r) => {
       const { leases, asOf } = await listLeases(ctx, caller, r.clusterId);
       return {
         asOf,
@@ -190,7 +247,7 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
         })),
       };
     }),
-    reportProvisioned: unary(ctx, 'ReportProvisioned', async (caller, r) => {
+    reportProvisioned: unary(ctx, share, 'ReportProvisioned', 'report', async (caller, r) => {
       checkReportProvisioned(r);
       return {
         leaseStatus: await reportProvisioned(ctx, caller, {
@@ -202,10 +259,10 @@ export function agentService(ctx: ProviderContext): AgentServiceServer {
         }),
       };
     }),
-    reportRevoked: unary(ctx, 'ReportRevoked', async (caller, r) => ({
+    reportRevoked: unary(ctx, share, 'ReportRevoked', 'report', async (caller, r) => ({
       leaseStatus: await reportRevoked(ctx, caller, r.clusterId, r.leaseId),
     })),
-    reportFailed: unary(ctx, 'ReportFailed', async (caller, r) => {
+    reportFailed: unary(ctx, share, 'ReportFailed', 'report', async (caller, r) => {
       checkReportFailed(r);
       return { leaseStatus: await reportFailed(ctx, caller, r) };
     }),
@@ -219,7 +276,7 @@ export async function startAgentServer(
   // The largest valid message, not grpc-js's 4 MiB: a larger one is
   // RESOURCE_EXHAUSTED before it is decoded (agent-limits.ts).
   const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
-  server.addService(AgentServiceService, agentService(ctx));
+  server.addService(AgentServiceService, agentService(ctx, new AgentShare(o.limits)));
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${o.port}`, credentials(o.tls), (err, bound) => {

@@ -10,7 +10,8 @@ import type { Principal } from '../accounts/accounts.js';
 import type { AgentEventSource } from '../events/publisher.js';
 import type { NodeState } from '../market/capacity.js';
 import { checkCount } from './agent-input.js';
-import { checkId, invalid, ownCluster } from './provider-context.js';
+import { runtimeOf } from './agent-runtime.js';
+import { checkId, invalid, ownCluster, ownKnownCluster } from './provider-context.js';
 import type { ClusterRow, ProviderContext } from './provider-context.js';
 
 type NodeStatus = NodeState['status'];
@@ -75,6 +76,7 @@ export async function attach(
       [cluster.id, now],
     );
   });
+  runtimeOf(ctx).clusters.attached(cluster.id, seconds * 1000);
   const events = await ctx.publisher.ensureAgentConsumer(cluster.id);
   ctx.logger.info(
     {
@@ -106,21 +108,21 @@ export async function heartbeat(
   clusterId: string,
   reports: readonly NodeReport[],
 ): Promise<readonly NodeView[]> {
-  const cluster = await ownCluster(ctx, caller, clusterId);
+  const { row: cluster, nodes } = await ownKnownCluster(ctx, caller, clusterId);
   if (cluster.heartbeat_ms === null) throw invalid(`attach to cluster ${clusterId} first`);
-  const known = await ctx.db.query<{ id: string; hostname: string; status: NodeStatus }>(
-    'SELECT id, hostname, status FROM nodes WHERE cluster_id = $1',
-    [cluster.id],
-  );
   // The sizes of every field were checked before (agent-input.ts); what
   // only the cluster can say is checked here, before anything is written.
-  checkCount(reports, 'nodes', known.length, `cluster ${clusterId} has ${known.length} nodes`);
-  const byHost = new Map(known.map((n) => [n.hostname, n]));
+  checkCount(reports, 'nodes', nodes.size, `cluster ${clusterId} has ${nodes.size} nodes`);
+  const statuses = await ctx.db.query<{ id: string; status: NodeStatus }>(
+    'SELECT id, status FROM nodes WHERE cluster_id = $1',
+    [cluster.id],
+  );
+  const statusOf = new Map(statuses.map((n) => [n.id, n.status]));
   const rows: { id: string; gpus: unknown; problem: string | null }[] = [];
   const changes = new Map<string, NodeStatus>();
   const listed = new Set<string>();
   reports.forEach((r, i) => {
-    const node = byHost.get(r.hostname.toLowerCase());
+    const node = nodes.get(r.hostname.toLowerCase());
     if (node === undefined)
       throw invalid(`nodes[${i}].hostname: cluster ${clusterId} has no node ${r.hostname}`);
     if (listed.has(node.id))
@@ -128,7 +130,7 @@ export async function heartbeat(
     listed.add(node.id);
     rows.push({ id: node.id, gpus: r.gpus, problem: r.healthy ? null : r.problem || 'unhealthy' });
     const status: NodeStatus = r.healthy ? 'online' : 'offline';
-    if (status !== node.status) changes.set(node.id, status);
+    if (status !== statusOf.get(node.id)) changes.set(node.id, status);
   });
   const now = ctx.market.clock.now();
   await ctx.db.query(

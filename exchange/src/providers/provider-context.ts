@@ -11,7 +11,9 @@ import type { SecretBox } from '../leases/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { Market } from '../market/market.js';
 import type { ClusterLookup } from '../orders/intake.js';
+import type { KnownCluster } from './agent-clusters.js';
 import { MAX_ID_BYTES } from './agent-limits.js';
+import { runtimeOf } from './agent-runtime.js';
 
 export interface ProviderContext {
   readonly db: Database;
@@ -35,6 +37,8 @@ export class AgentCallError extends Error {
   constructor(
     readonly code: status,
     message: string,
+    /** RESOURCE_EXHAUSTED past a provider's share: how long to wait (agent-share.ts). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -70,17 +74,23 @@ export async function ownCluster(
   caller: Principal,
   clusterId: string,
 ): Promise<ClusterRow> {
+  return (await ownKnownCluster(ctx, caller, clusterId)).row;
+}
+
+/** ownCluster with its nodes, as the agents' service keeps them (agent-clusters.ts). */
+export async function ownKnownCluster(
+  ctx: ProviderContext,
+  caller: Principal,
+  clusterId: string,
+): Promise<KnownCluster> {
   checkId(clusterId, 'cluster_id');
-  const [row] = await ctx.db.query<ClusterRow>(
-    'SELECT id, provider_account_id, gpu_type, zone, heartbeat_ms FROM clusters WHERE id = $1',
-    [clusterId],
-  );
-  if (row === undefined) throw new AgentCallError(status.NOT_FOUND, `no cluster ${clusterId}`);
-  if (row.provider_account_id !== caller.accountId) {
+  const known = await runtimeOf(ctx).clusters.get(clusterId);
+  if (known === undefined) throw new AgentCallError(status.NOT_FOUND, `no cluster ${clusterId}`);
+  if (known.row.provider_account_id !== caller.accountId) {
     throw new AgentCallError(
       status.PERMISSION_DENIED,
       `cluster ${clusterId} is not this provider's`,
     );
   }
-  return row;
+  return known;
 }

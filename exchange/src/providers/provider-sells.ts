@@ -9,8 +9,7 @@ import type { Principal } from '../accounts/accounts.js';
 import type { Refusal } from '../market/refusal.js';
 import type { OrderRow } from '../market/rows.js';
 import { cancelOrder, placeOrder } from '../orders/order-commands.js';
-import { MAX_CLUSTER_NODES } from './agent-limits.js';
-import { checkId, invalid, ownCluster } from './provider-context.js';
+import { checkId, invalid, ownCluster, ownKnownCluster } from './provider-context.js';
 import type { ProviderContext } from './provider-context.js';
 
 export interface SellView {
@@ -54,9 +53,9 @@ export async function publishSell(
   caller: Principal,
   r: { clusterId: string; nodes: number; priceCents: number; windowHours: number },
 ): Promise<SellView | Refusal> {
-  const cluster = await ownCluster(ctx, caller, r.clusterId);
-  if (!Number.isInteger(r.nodes) || r.nodes < 1 || r.nodes > MAX_CLUSTER_NODES) {
-    throw invalid(`nodes must be 1 to the cluster's nodes (at most ${MAX_CLUSTER_NODES})`);
+  const { row: cluster, nodes } = await ownKnownCluster(ctx, caller, r.clusterId);
+  if (!Number.isInteger(r.nodes) || r.nodes < 1 || r.nodes > nodes.size) {
+    throw invalid(`nodes must be 1 to the cluster's nodes (${nodes.size})`);
   }
   if (!Number.isInteger(r.priceCents) || r.priceCents < 1 || r.priceCents > 100_000_000) {
     throw invalid('price_cents must be 1 to 100,000,000');

@@ -18,7 +18,11 @@ import { SecretBox } from '../../leases/secret-box.js';
 import { SILENT_LOGGER } from '../../logger.js';
 import type { Logger } from '../../logger.js';
 import { testExchange } from '../../market/testing/test-exchange.js';
-import type { Party, TestExchange } from '../../market/testing/test-exchange.js';
+import type {
+  Party,
+  TestExchange,
+  TestExchangeOptions,
+} from '../../market/testing/test-exchange.js';
 import { startAgentServer } from '../grpc-server.js';
 import type { AgentServer, AgentServerOptions } from '../grpc-server.js';
 import type { ProviderContext } from '../provider-context.js';
@@ -59,10 +63,12 @@ export interface AgentHarnessOptions {
   /** The server's options beyond host and port (limits). */
   readonly server?: Omit<AgentServerOptions, 'host' | 'port'>;
   readonly logger?: Logger;
+  /** The test exchange's own options (REST rate limits). */
+  readonly exchange?: TestExchangeOptions;
 }
 
 export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHarness> {
-  const ex = await testExchange();
+  const ex = await testExchange(o.exchange);
   const logger = o.logger ?? SILENT_LOGGER;
   const ctx: ProviderContext = {
     db: ex.db,
