@@ -484,7 +484,7 @@ class Driver {
 // ---------------------------------------------------------------- setup
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
-async function inParallel<T, R>(
+export async function inParallel<T, R>(
   items: readonly T[],
   limit: number,
   fn: (item: T, index: number) => Promise<R>,

@@ -42,6 +42,8 @@ export interface ExchangeOptions {
    * how the exchange is deployed: an acknowledged order could be lost.
    */
   readonly noFlushWait?: boolean;
+  /** Added to (or overriding) the exchange's environment, e.g. GRPC_PORT. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export class BenchExchange {
@@ -85,6 +87,7 @@ export class BenchExchange {
         GPUX_RATE_QUERIES_PER_MINUTE: NO_RATE_LIMIT,
         GPUX_RATE_ORDERS_PER_MINUTE: NO_RATE_LIMIT,
         GPUX_RATE_CANCELS_PER_MINUTE: NO_RATE_LIMIT,
+        ...options.env,
       },
       options.onLog,
       () => this.stopping !== undefined,
@@ -105,16 +108,18 @@ export class BenchExchange {
     return { id: String(r['account_id']), token: String(r['token']) };
   }
 
-  /** Creates a cluster of `nodes` nodes through the admin API; returns its id. */
+  /** Creates a cluster of `nodes` nodes (n0, n1, … or these hostnames) through the admin API; returns its id. */
   async cluster(
     pool: Pool,
     providerAccountId: string,
     gpuType: string,
     zone: string,
-    nodes: number,
+    nodes: number | readonly string[],
   ): Promise<string> {
-    const hosts: { hostname: string }[] = [];
-    for (let i = 0; i < nodes; i++) hosts.push({ hostname: `n${i}` });
+    const hosts: { hostname: string }[] =
+      typeof nodes === 'number'
+        ? Array.from({ length: nodes }, (_, i) => ({ hostname: `n${i}` }))
+        : nodes.map((hostname) => ({ hostname }));
     const r = await this.adminPost(pool, '/v1/admin/clusters', {
       provider_account_id: providerAccountId,
       gpu_type: gpuType,

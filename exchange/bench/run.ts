@@ -2,7 +2,8 @@
 //
 //   npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]
 //
-// `npm run bench -- http …` runs the HTTP bench instead (http-bench.ts).
+// `npm run bench -- http …` runs the HTTP bench instead (http-bench.ts),
+// `npm run bench -- agents …` the agents bench (agents-bench.ts).
 //
 // (env BENCH_ORDERS / BENCH_SEED / BENCH_WARMUP / BENCH_RUNS work too). What the streams
 // are and what the figures mean: docs/benchmarks.md. The last line is the
@@ -23,6 +24,8 @@ import {
   plainStream,
   type OrderStream,
 } from './order-stream.js';
+import { runAgentsBench } from './agents-bench.js';
+import { AGENTS_USAGE } from './agents-options.js';
 import { runGcBench } from './gc-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runPgReplay } from './pg-replay.js';
@@ -53,7 +56,8 @@ interface Options {
 const USAGE =
   'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]\n' +
   '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]\n' +
-  '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]';
+  '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]\n' +
+  `       ${AGENTS_USAGE.replace('usage: ', '')}`;
 
 function parseArgs(argv: readonly string[]): Options {
   let suite = 'engine';
@@ -388,6 +392,7 @@ const args = process.argv.slice(2);
 // never imports the agent, so it lives in test/bench/ and runs as its own process.
 if (args.includes('lease')) process.exit(runLeaseBench(args));
 else if (args.includes('http')) await runHttpBench(args);
+else if (args.includes('agents')) await runAgentsBench(args);
 else if (args.includes('gc')) await runGcBench(args);
 else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);

@@ -1,0 +1,315 @@
+// One fleet of simulated agents for `npm run bench -- agents`, as a child
+// process of the bench (agents-fleets.ts forks it; one Node process cannot
+// drive 5,000 connections at rate beside the bench's REST load). Each agent
+// is what a real agent is to the exchange: a gRPC channel of its own
+// (grpc.use_local_subchannel_pool, so no two share a connection), its
+// provider's token, a cluster of 2 nodes, an Attach, then a heartbeat with
+// both nodes' 8 GPUs every declared interval. Commands and answers go over
+// the fork IPC channel (FleetRequest → FleetReply). Timestamps are
+// performance.timeOrigin-based epoch ms, comparable across processes.
+
+import { Metadata, credentials, status } from '@grpc/grpc-js';
+import type { ServiceError } from '@grpc/grpc-js';
+import { AgentServiceClient } from '@gpux/proto';
+import type { Gpu, HeartbeatRequest, NodeHealth } from '@gpux/proto';
+
+export interface FleetAgent {
+  readonly token: string;
+  readonly clusterId: string;
+  readonly hostnames: readonly string[];
+}
+
+export type FleetRequest =
+  | {
+      readonly kind: 'attach';
+      readonly target: string;
+      readonly agents: readonly FleetAgent[];
+      readonly intervalSeconds: number;
+      /** This fleet's first agent's number among all, and how many there are (heartbeat phases). */
+      readonly firstIndex: number;
+      readonly total: number;
+    }
+  /** Heartbeats from `atMs` on, agent k of all at atMs + k / total of an interval, then every interval. */
+  | { readonly kind: 'start'; readonly atMs: number }
+  /** The scheduled heartbeats sent in [fromMs, toMs); older records are dropped. */
+  | { readonly kind: 'collect'; readonly fromMs: number; readonly toMs: number }
+  /** The fleet's first agent sends `count` heartbeats at once at `atMs`. */
+  | { readonly kind: 'flood-one'; readonly atMs: number; readonly count: number }
+  /** The fleet's first `agents` agents send one heartbeat each at `atMs`. */
+  | { readonly kind: 'flood-many'; readonly atMs: number; readonly agents: number }
+  | { readonly kind: 'stop' };
+
+/** gRPC status names → how many calls ended so. */
+export type Codes = Record<string, number>;
+
+export interface Calls {
+  readonly latenciesMs: number[];
+  readonly codes: Codes;
+}
+
+export type FleetAnswer =
+  | { readonly kind: 'attached'; readonly codes: Codes }
+  | { readonly kind: 'started' }
+  | (Calls & {
+      readonly kind: 'collected';
+      /** Every scheduled heartbeat since start, by code. */
+      readonly totalCodes: Codes;
+      /** Actual − scheduled send time, p99 of the window (the fleet's own lag). */
+      readonly lagP99Ms: number;
+    })
+  | (Calls & { readonly kind: 'flooded' })
+  | { readonly kind: 'stopped' };
+
+export type FleetReply =
+  | { readonly id: number; readonly ok: true; readonly answer: FleetAnswer }
+  | { readonly id: number; readonly ok: false; readonly error: string };
+
+/** A call that takes longer is DEADLINE_EXCEEDED (an error of the bench's count). */
+const DEADLINE_MS = 30_000;
+/** Attaches in flight per fleet. */
+const ATTACH_CONCURRENCY = 32;
+const GPUS_PER_NODE = 8;
+
+const nowMs = (): number => performance.timeOrigin + performance.now();
+
+/** A hex string of `n` digits from a number (deterministic GPU UUIDs). */
+function hex(seed: number, n: number): string {
+  let out = '';
+  let x = seed >>> 0 || 1;
+  while (out.length < n) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out += (x >>> 0).toString(16).padStart(8, '0');
+  }
+  return out.slice(0, n);
+}
+
+/** Both nodes of an agent's cluster, 8 H100s each, as nvidia-smi reports them. */
+export function inventory(agentIndex: number, hostnames: readonly string[]): NodeHealth[] {
+  return hostnames.map((hostname, n) => ({
+    hostname,
+    healthy: true,
+    problem: '',
+    gpus: Array.from({ length: GPUS_PER_NODE }, (_, index): Gpu => {
+      const h = hex(agentIndex * 64 + n * GPUS_PER_NODE + index + 1, 32);
+      return {
+        index,
+        name: 'NVIDIA H100 80GB HBM3',
+        uuid: `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`,
+        memoryTotalMib: 81_559,
+        utilizationPercent: (agentIndex * 7 + index * 13) % 101,
+        temperatureC: 30 + ((agentIndex + index * 3) % 50),
+      };
+    }),
+  }));
+}
+
+class SimAgent {
+  private readonly client: AgentServiceClient;
+  private readonly metadata = new Metadata();
+  readonly request: HeartbeatRequest;
+
+  constructor(
+    target: string,
+    readonly a: FleetAgent,
+    index: number,
+  ) {
+    this.client = new AgentServiceClient(target, credentials.createInsecure(), {
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    this.metadata.set('authorization', `Bearer ${a.token}`);
+    this.request = { clusterId: a.clusterId, nodes: inventory(index, a.hostnames) };
+  }
+
+  attach(intervalSeconds: number): Promise<string> {
+    return new Promise((resolve) => {
+      this.client.attach(
+        {
+          clusterId: this.a.clusterId,
+          heartbeatIntervalSeconds: intervalSeconds,
+          agentVersion: 'bench-agents',
+          provisioner: 'simulated',
+          host: {
+            hostname: this.a.hostnames[0] ?? 'host',
+            os: 'Ubuntu 22.04.4 LTS',
+            cpuModel: 'AMD EPYC 9454 48-Core Processor',
+            cpuCores: 96,
+            memoryMib: 1_547_000,
+          },
+        },
+        this.metadata,
+        { deadline: Date.now() + DEADLINE_MS },
+        (err) => resolve(codeOf(err)),
+      );
+    });
+  }
+
+  /** One heartbeat; resolves with its gRPC status name and latency. */
+  heartbeat(): Promise<{ code: string; ms: number }> {
+    const t0 = performance.now();
+    return new Promise((resolve) => {
+      this.client.heartbeat(
+        this.request,
+        this.metadata,
+        { deadline: Date.now() + DEADLINE_MS },
+        (err) => resolve({ code: codeOf(err), ms: performance.now() - t0 }),
+      );
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+function codeOf(err: ServiceError | null): string {
+  if (err === null) return 'OK';
+  return status[err.code] ?? String(err.code);
+}
+
+function count(codes: Codes, code: string): void {
+  codes[code] = (codes[code] ?? 0) + 1;
+}
+
+function p99(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] ?? NaN;
+}
+
+/** The fleet's state in this process. */
+class Fleet {
+  private agents: SimAgent[] = [];
+  private intervalMs = 5_000;
+  private firstIndex = 0;
+  private total = 1;
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** Scheduled heartbeats: send time (epoch ms), latency, code, lag. */
+  private sentAt: number[] = [];
+  private latency: number[] = [];
+  private code: string[] = [];
+  private lag: number[] = [];
+  private readonly totalCodes: Codes = {};
+
+  async handle(r: FleetRequest): Promise<FleetAnswer> {
+    switch (r.kind) {
+      case 'attach':
+        return this.attach(r);
+      case 'start':
+        this.start(r.atMs);
+        return { kind: 'started' };
+      case 'collect':
+        return this.collect(r.fromMs, r.toMs);
+      case 'flood-one':
+        return this.flood(r.atMs, () => {
+          const agent = this.agents[0];
+          return agent === undefined ? [] : Array.from({ length: r.count }, () => agent);
+        });
+      case 'flood-many':
+        return this.flood(r.atMs, () => this.agents.slice(0, r.agents));
+      case 'stop':
+        for (const t of this.timers) clearTimeout(t);
+        for (const a of this.agents) a.close();
+        return { kind: 'stopped' };
+    }
+  }
+
+  private async attach(r: Extract<FleetRequest, { kind: 'attach' }>): Promise<FleetAnswer> {
+    this.intervalMs = r.intervalSeconds * 1000;
+    this.firstIndex = r.firstIndex;
+    this.total = r.total;
+    this.agents = r.agents.map((a, k) => new SimAgent(r.target, a, r.firstIndex + k));
+    const codes: Codes = {};
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < this.agents.length) {
+        const agent = this.agents[next++];
+        if (agent !== undefined) count(codes, await agent.attach(r.intervalSeconds));
+      }
+    };
+    await Promise.all(Array.from({ length: ATTACH_CONCURRENCY }, worker));
+    return { kind: 'attached', codes };
+  }
+
+  private start(atMs: number): void {
+    this.agents.forEach((agent, k) => {
+      const offset = ((this.firstIndex + k) / this.total) * this.intervalMs;
+      let due = atMs + offset;
+      const beat = (): void => {
+        const sent = nowMs();
+        const lag = sent - due;
+        due += this.intervalMs;
+        this.timers[k] = setTimeout(beat, Math.max(0, due - nowMs()));
+        void agent.heartbeat().then(({ code, ms }) => {
+          this.sentAt.push(sent);
+          this.latency.push(ms);
+          this.code.push(code);
+          this.lag.push(lag);
+          count(this.totalCodes, code);
+        });
+      };
+      this.timers[k] = setTimeout(beat, Math.max(0, due - nowMs()));
+    });
+  }
+
+  private collect(fromMs: number, toMs: number): FleetAnswer {
+    const latenciesMs: number[] = [];
+    const codes: Codes = {};
+    const lags: number[] = [];
+    const keep = { sentAt: [] as number[], latency: [] as number[], code: [] as string[] };
+    const lagKept: number[] = [];
+    for (let i = 0; i < this.sentAt.length; i++) {
+      const at = this.sentAt[i] ?? 0;
+      if (at >= fromMs && at < toMs) {
+        latenciesMs.push(this.latency[i] ?? NaN);
+        count(codes, this.code[i] ?? '?');
+        lags.push(this.lag[i] ?? 0);
+      } else if (at >= toMs) {
+        keep.sentAt.push(at);
+        keep.latency.push(this.latency[i] ?? NaN);
+        keep.code.push(this.code[i] ?? '?');
+        lagKept.push(this.lag[i] ?? 0);
+      }
+    }
+    this.sentAt = keep.sentAt;
+    this.latency = keep.latency;
+    this.code = keep.code;
+    this.lag = lagKept;
+    return {
+      kind: 'collected',
+      latenciesMs,
+      codes,
+      totalCodes: { ...this.totalCodes },
+      lagP99Ms: p99(lags),
+    };
+  }
+
+  private async flood(atMs: number, senders: () => SimAgent[]): Promise<FleetAnswer> {
+    const who = senders();
+    await new Promise((r) => setTimeout(r, Math.max(0, atMs - nowMs())));
+    const results = await Promise.all(who.map((a) => a.heartbeat()));
+    const codes: Codes = {};
+    for (const r of results) count(codes, r.code);
+    return { kind: 'flooded', latenciesMs: results.map((r) => r.ms), codes };
+  }
+}
+
+// Run as a forked child: answer the parent's requests, in order of arrival.
+if (process.send !== undefined && process.argv.includes('--agents-fleet')) {
+  const fleet = new Fleet();
+  const reply = (m: FleetReply): void => {
+    process.send?.(m);
+  };
+  process.on('message', (m: { id: number; request: FleetRequest }) => {
+    fleet.handle(m.request).then(
+      (answer) => {
+        reply({ id: m.id, ok: true, answer });
+        if (answer.kind === 'stopped') setImmediate(() => process.disconnect());
+      },
+      (err: unknown) => reply({ id: m.id, ok: false, error: String(err) }),
+    );
+  });
+  // The bench is gone: so is the fleet.
+  process.on('disconnect', () => process.exit(0));
+}
