@@ -10,7 +10,8 @@
 // - `Market.open` (every book rebuilt from PostgreSQL, architecture.md
 //   flow 5) R times in this process, on a pool of its own each time;
 // - the built exchange (`exchange/dist/main.js`, as `npm start` runs it) S
-//   times, from spawn to its first answered request (GET /healthz).
+//   times, from spawn to its first ready answer (GET /readyz: it owns the
+//   market and has rebuilt every book, docs/ownership.md).
 //
 // With --keep the database is left in place (its name is printed) to look at
 // the start-up's plans; drop it by hand. Exits 1 when the median
@@ -249,7 +250,7 @@ async function timeMarketOpen(url: string): Promise<{ ms: number; cpuMs: number;
   }
 }
 
-/** Spawn to the first answered GET /healthz, and what the exchange printed. */
+/** Spawn to the first GET /readyz answered 200, and what the exchange printed. */
 async function timeProcessStart(url: string): Promise<number> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
@@ -276,8 +277,8 @@ async function timeProcessStart(url: string): Promise<number> {
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.once('exit', (code) => reject(new Error(`the exchange exited (${code}):\n${output}`)));
     });
-    const res = await fetch(`${base}/healthz`);
-    if (res.status !== 200) throw new Error(`GET /healthz: ${res.status}`);
+    const res = await fetch(`${base}/readyz`);
+    if (res.status !== 200) throw new Error(`GET /readyz: ${res.status}`);
     return performance.now() - t0;
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -26,6 +26,7 @@ import {
 } from './order-stream.js';
 import { runAgentsBench } from './agents-bench.js';
 import { AGENTS_USAGE } from './agents-options.js';
+import { runFailoverBench } from './failover-bench.js';
 import { runGcBench } from './gc-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runPgReplay } from './pg-replay.js';
@@ -57,6 +58,7 @@ const USAGE =
   'usage: npm run bench -- engine [--orders N] [--seed S] [--warmup W] [--runs R]\n' +
   '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]\n' +
   '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]\n' +
+  '       npm run bench -- failover [--runs R] [--clients C] [--lease S]\n' +
   `       ${AGENTS_USAGE.replace('usage: ', '')}`;
 
 function parseArgs(argv: readonly string[]): Options {
@@ -393,6 +395,7 @@ const args = process.argv.slice(2);
 if (args.includes('lease')) process.exit(runLeaseBench(args));
 else if (args.includes('http')) await runHttpBench(args);
 else if (args.includes('agents')) await runAgentsBench(args);
+else if (args.includes('failover')) await runFailoverBench(args);
 else if (args.includes('gc')) await runGcBench(args);
 else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);
