@@ -37,9 +37,12 @@ interface StatusFile {
 const statusFile = (): StatusFile =>
   JSON.parse(readFileSync(join(stack.agentStateDir, 'status.json'), 'utf8')) as StatusFile;
 
-/** The lines of a process's output that name a refusal of the limits. */
+/** The lines of a process's output that name a refusal of the limits (their start). */
 const refusals = (output: string): string[] =>
-  output.split('\n').filter((l) => l.includes('RESOURCE_EXHAUSTED'));
+  output
+    .split('\n')
+    .filter((l) => l.includes('RESOURCE_EXHAUSTED'))
+    .map((l) => l.slice(0, 400));
 
 describe('the agent through bursts of lease ends against the real exchange', () => {
   it('every node listed again after each burst; no call answered RESOURCE_EXHAUSTED', async () => {
@@ -63,8 +66,7 @@ describe('the agent through bursts of lease ends against the real exchange', () 
       });
     }
 
-    const agentOutput = stack.agent?.output() ?? '';
-    expect(refusals(agentOutput), agentOutput.slice(-5_000)).toEqual([]);
+    expect(refusals(stack.agent?.output() ?? '')).toEqual([]);
     expect(refusals(stack.exchange?.output() ?? '')).toEqual([]);
     const status = statusFile();
     expect(status.lastHeartbeat).toMatchObject({ ok: true });

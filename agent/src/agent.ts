@@ -21,6 +21,7 @@ import { BusEventStream } from './events/bus-event-stream.js';
 import type { EventStream, EventSubscription } from './events/event-stream.js';
 import { NatsEventStream } from './events/nats-event-stream.js';
 import { ExchangeError, isRefusedAsIs, isTransient } from './exchange/exchange-client.js';
+import { HEARTBEAT_GAP } from './exchange/paced-exchange.js';
 import { readHostFacts } from './inventory/host-facts.js';
 import type { ReconcileResult } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
@@ -185,8 +186,8 @@ async function run<B extends TerminableBackend>(
         });
 
   // Nudged runs (a lease ended) at most one more per interval than the
-  // schedule: the exchange allows about two heartbeats per declared interval.
-  const heartbeatEvery = { minGapMs: config.heartbeatIntervalMs / 2 };
+  // schedule: the exchange allows two heartbeats per declared interval.
+  const heartbeatEvery = { minGapMs: config.heartbeatIntervalMs * HEARTBEAT_GAP };
   const heartbeat = new Ticker(
     config.heartbeatIntervalMs,
     async () => {

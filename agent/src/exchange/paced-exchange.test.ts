@@ -10,10 +10,11 @@ import { describe, expect, it, vi } from 'vitest';
 
 import { FakeExchange } from '../testing/fake-exchange.js';
 import { ExchangeError } from './exchange-client.js';
-import { PacedExchange } from './paced-exchange.js';
+import { HEARTBEAT_GAP, PacedExchange } from './paced-exchange.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
 const INTERVAL = 5_000;
+const GAP = INTERVAL * HEARTBEAT_GAP;
 
 function setUp(maxWaitMs = 10_000, maxInFlight?: number) {
   const fake = new FakeExchange(CLUSTER, ['node-a']);
@@ -104,15 +105,15 @@ describe('PacedExchange: retry-after-ms', () => {
 });
 
 describe('PacedExchange: heartbeats', () => {
-  it('leave at least half the declared interval apart', async () => {
+  it('leave more than half the declared interval apart (HEARTBEAT_GAP)', async () => {
     const { sent, slept, paced } = setUp();
     await paced.heartbeat(heartbeat);
     await paced.heartbeat(heartbeat);
     await paced.heartbeat(heartbeat);
     const at = sent.filter((s) => s.method === 'heartbeat').map((s) => s.atMs);
-    expect(at[1]! - at[0]!).toBe(INTERVAL / 2);
-    expect(at[2]! - at[1]!).toBe(INTERVAL / 2);
-    expect(slept).toEqual([INTERVAL / 2, INTERVAL / 2]);
+    expect(at[1]! - at[0]!).toBe(GAP);
+    expect(at[2]! - at[1]!).toBe(GAP);
+    expect(slept).toEqual([GAP, GAP]);
   });
 
   it('two heartbeats asked for at once leave one after the other', async () => {
@@ -131,7 +132,7 @@ describe('PacedExchange: heartbeats', () => {
       const both = Promise.all([paced.heartbeat(heartbeat), paced.heartbeat(heartbeat)]);
       await vi.advanceTimersByTimeAsync(INTERVAL);
       await both;
-      expect(at).toEqual([0, INTERVAL / 2]);
+      expect(at).toEqual([0, GAP]);
     } finally {
       vi.useRealTimers();
     }

@@ -8,8 +8,8 @@
 //   maxWaitMs (the call deadline) is not sent: it fails at once as the same
 //   RESOURCE_EXHAUSTED and its caller's own schedule tries later (the next
 //   heartbeat, the event's redelivery, the next reconciliation).
-// • Heartbeats leave at least half the declared interval apart (the
-//   exchange allows about two per interval; ticker.ts keeps nudged runs that
+// • Heartbeats leave at least HEARTBEAT_GAP of the declared interval apart
+//   (the exchange allows two per interval; ticker.ts keeps nudged runs that
 //   far apart too, this holds it at the moment of sending).
 // • At most maxInFlight calls at once (the exchange bounds calls in flight
 //   per provider); the others wait their turn.
@@ -41,6 +41,14 @@ import type { ExchangeApi } from './exchange-client.js';
 /** What one retry-after holds back: the calls the exchange counts together. */
 export type CallKind = 'attach' | 'heartbeat' | 'reads' | 'sells' | 'reports';
 
+/**
+ * Heartbeats leave at least this share of the declared interval apart. The
+ * exchange counts two per interval over a sliding window of the times they
+ * reach it: at exactly half, any three in a row span exactly one interval,
+ * and a first one that took longer to get there than the third would be
+ * refused. A tenth of an interval to spare covers that.
+ */
+export const HEARTBEAT_GAP = 0.6;
 /** Calls one agent has at the exchange at once, at most (the exchange bounds them per provider). */
 export const DEFAULT_MAX_IN_FLIGHT = 4;
 /** A retry-after longer than this is taken as this: a wrong trailer must not silence the agent. */
@@ -51,7 +59,7 @@ const REMEMBERED_PER_METHOD = 64;
 const REFUSALS_SHOWN = 10;
 
 export interface PacedExchangeOptions {
-  /** The interval the agent declares at Attach; heartbeats leave at least half of it apart. */
+  /** The interval the agent declares at Attach; heartbeats leave HEARTBEAT_GAP of it apart. */
   readonly heartbeatIntervalMs: number;
   /** A call held back longer than this fails at once instead of waiting (the call deadline). */
   readonly maxWaitMs: number;
@@ -213,7 +221,7 @@ export class PacedExchange implements ExchangeApi {
     let at = Math.max(now, until);
     if (kind === 'heartbeat') {
       if (this.heartbeatAtMs !== undefined) {
-        at = Math.max(at, this.heartbeatAtMs + this.o.heartbeatIntervalMs / 2);
+        at = Math.max(at, this.heartbeatAtMs + this.o.heartbeatIntervalMs * HEARTBEAT_GAP);
       }
       // Booked now, so a second heartbeat waiting at the same time leaves after it.
       this.heartbeatAtMs = at;
