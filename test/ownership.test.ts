@@ -5,6 +5,8 @@
 // load loses no acknowledged order; SIGTERM hands over. The tests assert
 // outcomes, never how long anything took.
 
+import { randomBytes } from 'node:crypto';
+
 import { Metadata, credentials, status } from '@grpc/grpc-js';
 import { AgentServiceClient } from '@gpux/proto';
 import pg from 'pg';
@@ -17,6 +19,8 @@ import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
 const ADMIN = 'e2e-admin-token-ownership-0123456789';
+/** Every process on one database seals kubeconfigs with the same key (D28). */
+const SECRET_KEY = randomBytes(32).toString('base64');
 
 const databases: ScratchDatabase[] = [];
 let running: ExchangeProcess[] = [];
@@ -47,6 +51,7 @@ async function exchange(url: string): Promise<ExchangeProcess> {
     {
       DATABASE_URL: url,
       GPUX_ADMIN_TOKEN: ADMIN,
+      GPUX_SECRET_KEY: SECRET_KEY,
       GPUX_OWNER_LEASE_SECONDS: '2',
       GPUX_RATE_ORDERS_PER_MINUTE: '100000',
       GPUX_RATE_QUERIES_PER_MINUTE: '100000',
@@ -204,21 +209,35 @@ describe('one writer per database (docs/ownership.md)', () => {
     const admin = await call(standby, 'GET', '/v1/admin/clusters', ADMIN);
     expect(admin.status).toBe(503);
 
-    // A claim the owner has in progress (D23) survives a third process's start:
-    // a standby releases nothing.
+    // A third process stands by on a role that may only read: any write it
+    // tried (a migration, a claim released, a book, a timer) would fail and
+    // be logged. It says nothing but its standby line, and a claim the owner
+    // has in progress (D23) is still there.
     const client = new pg.Client({ connectionString: url });
     await client.connect();
+    const role = `gpux_ro_${process.pid}_${Date.now() % 100_000}`;
     try {
+      await client.query(`CREATE ROLE ${role} LOGIN`);
+      await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
       await client.query(
         `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms, instance_id)
          SELECT id, 'in-flight', '\\x00', $1, 'exchange' FROM accounts LIMIT 1`,
         [Date.now()],
       );
-      const third = await exchange(url);
+      const readOnly = new URL(url);
+      readOnly.username = role;
+      const third = await exchange(readOnly.toString());
       expect(third.startedAs).toBe('standby');
+      // Two of its polls and more: still standing by, nothing refused.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await call(third, 'GET', '/readyz', '')).status).toBe(503);
+      expect(third.output()).not.toMatch(/permission denied|"level":(40|50|60)/);
       const left = await client.query("SELECT 1 FROM idempotency_keys WHERE key = 'in-flight'");
       expect(left.rowCount).toBe(1);
+      await third.stop('SIGTERM');
     } finally {
+      await client.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await client.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
       await client.end();
     }
   });

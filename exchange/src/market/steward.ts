@@ -191,11 +191,13 @@ export class Steward<T> {
         }
         if (!announced) {
           announced = true;
-          this.o.logger.info(
-            { holder: r.holder },
-            'standing by: another exchange process owns the market',
-          );
-          this.o.onStandby?.(r.holder);
+          // One line: the caller's (a banner), else a log record.
+          if (this.o.onStandby !== undefined) this.o.onStandby(r.holder);
+          else
+            this.o.logger.info(
+              { holder: r.holder },
+              'standing by: another exchange process owns the market',
+            );
         }
       } catch (err) {
         this.o.logger.warn({ err }, 'looking at who owns the market failed; trying again');
