@@ -38,8 +38,8 @@ import type {
 import { ExchangeError, isRefusedAsIs } from './exchange-client.js';
 import type { ExchangeApi } from './exchange-client.js';
 
-/** What one retry-after holds back: the calls the exchange counts together. */
-export type CallKind = 'attach' | 'heartbeat' | 'reads' | 'sells' | 'reports';
+/** What one retry-after holds back: the calls the exchange counts together (agent-share.ts). */
+export type CallKind = 'heartbeat' | 'reads' | 'sells' | 'reports';
 
 /**
  * Heartbeats leave at least this share of the declared interval apart. The
@@ -130,7 +130,7 @@ export class PacedExchange implements ExchangeApi {
   }
 
   attach(req: AttachRequest): Promise<AttachResponse> {
-    return this.call('Attach', 'attach', req, () => this.inner.attach(req));
+    return this.call('Attach', 'reads', req, () => this.inner.attach(req));
   }
 
   heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
