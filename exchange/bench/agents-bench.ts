@@ -21,6 +21,8 @@ import { performance } from 'node:perf_hooks';
 
 import { Pool } from 'undici';
 
+import { cpuNow, fmtCpu } from './agents-cpu.js';
+import type { Cpu } from './agents-cpu.js';
 import type { Calls, Codes, FleetAgent, FleetAnswer } from './agents-fleet.js';
 import { Fleets } from './agents-fleets.js';
 import {
@@ -37,7 +39,7 @@ import type { RestResult } from './agents-rest.js';
 import { fmtMs, summaryLine, verdictLine } from './agents-summary.js';
 import { inParallel } from './http-bench.js';
 import { LeanHttpClient } from './http-client.js';
-import { BenchExchange, buildExchange, cpuMsDelta, cpuMsOf, cpuMsOfAll } from './http-exchange.js';
+import { BenchExchange, buildExchange } from './http-exchange.js';
 import { BOOKS, makeSchedule } from './http-workload.js';
 import { summarize } from './stats.js';
 import type { LatencySummary } from './stats.js';
@@ -66,37 +68,6 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-/** CPU used so far (ms) by each process the bench watches. */
-interface Cpu {
-  readonly exchange: number;
-  readonly postgres: ReadonlyMap<number, number>;
-  readonly driver: number;
-  readonly fleets: number;
-}
-
-async function cpuNow(exchangePid: number | undefined, fleetPids: readonly number[]): Promise<Cpu> {
-  const u = process.cpuUsage();
-  let fleets = 0;
-  for (const pid of fleetPids) fleets += (await cpuMsOf(pid)) ?? 0;
-  return {
-    exchange: exchangePid === undefined ? 0 : ((await cpuMsOf(exchangePid)) ?? 0),
-    postgres: (await cpuMsOfAll('postgres')) ?? new Map(),
-    driver: (u.user + u.system) / 1000,
-    fleets,
-  };
-}
-
-function fmtCpu(a: Cpu, b: Cpu, wallMs?: number): string {
-  const s = (ms: number): string =>
-    `${(ms / 1000).toFixed(1)} s${wallMs === undefined ? '' : ` (${((ms / wallMs) * 100).toFixed(0)}%)`}`;
-  const driver = b.driver - a.driver;
-  const fleets = b.fleets - a.fleets;
-  return (
-    `cpu: exchange ${s(b.exchange - a.exchange)}, postgres ${s(cpuMsDelta(a.postgres, b.postgres))} (all backends), ` +
-    `bench ${s(driver + fleets)} (driver ${s(driver)}, fleets ${s(fleets)})`
-  );
 }
 
 function fmtLatency(l: LatencySummary): string {
