@@ -7,10 +7,12 @@
 /* eslint-disable @typescript-eslint/unbound-method -- h.call() invokes each client method with the client as `this` */
 
 import { status } from '@grpc/grpc-js';
+import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ADMIN_TOKEN } from '../market/testing/test-exchange.js';
-import { DEFAULT_AGENT_SHARE } from './agent-share.js';
+import { runtimeOf } from './agent-runtime.js';
+import { DEFAULT_AGENT_SHARE, IN_FLIGHT_RETRY_MS } from './agent-share.js';
 import { RETRY_AFTER_MS } from './grpc-server.js';
 import { agentHarness } from './testing/agent-harness.js';
 import type { AgentHarness, Failed, Provider } from './testing/agent-harness.js';
@@ -105,6 +107,29 @@ describe("each provider's share of the agents' service (issue 18)", () => {
     // Nothing reached the book: two sells rest, not three.
     const open = await h.call(h.client.listSells, p.token, { clusterId: p.clusterId });
     expect(open.orders).toHaveLength(2);
+  });
+
+  it("a provider's calls in flight are bounded: one more is RESOURCE_EXHAUSTED until one ends", async () => {
+    const p = await h.provider(1, 'b300', 'eu-west-1');
+    // Hold the lane of node writes: the provider's Attaches wait in it, in flight.
+    let open: () => void = () => undefined;
+    const held = runtimeOf(h.ctx).lane.run(() => new Promise<void>((r) => (open = r)));
+    const { callsInFlight } = DEFAULT_AGENT_SHARE;
+    const results = Array.from({ length: callsInFlight + 1 }, () =>
+      attachSlow(p).then(
+        () => undefined,
+        (err: ServiceError) => err,
+      ),
+    );
+    const first = await Promise.race(results);
+    expect(first?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(first?.metadata.get(RETRY_AFTER_MS)).toEqual([String(IN_FLIGHT_RETRY_MS)]);
+    expect(first?.details).toContain(`at most ${callsInFlight} calls of this provider at once`);
+    open();
+    await held;
+    expect((await Promise.all(results)).filter((e) => e !== undefined)).toHaveLength(1);
+    // They ended: the next call is admitted.
+    await attachSlow(p);
   });
 
   it("D18: agents' calls are not counted in the provider's REST limits", async () => {

@@ -2,27 +2,23 @@
 // `available` until an agent attaches; from then on they follow its
 // heartbeats: a node reported healthy is `online`, one reported unhealthy or
 // silent for 3 of the agent's declared intervals is `offline`. Status
-// changes go through the cluster's book (BookState.setNodeStatus), which
-// withdraws the sells that no longer fit; the heartbeat's own facts (time,
-// GPU inventory, problem) are written directly, they carry no money.
+// changes go through the cluster's book (node-status.ts), which withdraws
+// the sells that no longer fit; the heartbeat's own facts (time, GPU
+// inventory, problem) are written in batches (heartbeat-recorder.ts), they
+// carry no money. Every write of node rows here runs in the agents' lane of
+// node writes (agent-runtime.ts).
 
 import type { Principal } from '../accounts/accounts.js';
 import type { AgentEventSource } from '../events/publisher.js';
-import type { NodeState } from '../market/capacity.js';
 import { checkCount } from './agent-input.js';
 import { runtimeOf } from './agent-runtime.js';
+import type { NodeFacts } from './heartbeat-recorder.js';
+import { setStatus } from './node-status.js';
+import type { NodeStatus, NodeView } from './node-status.js';
 import { checkId, invalid, ownCluster, ownKnownCluster } from './provider-context.js';
 import type { ClusterRow, ProviderContext } from './provider-context.js';
 
-type NodeStatus = NodeState['status'];
-
-export interface NodeView {
-  readonly nodeId: string;
-  readonly hostname: string;
-  readonly status: NodeStatus;
-  /** The live lease on it, if any. */
-  readonly leaseId: string | undefined;
-}
+export type { NodeView };
 
 export interface AttachInput {
   readonly clusterId: string;
@@ -56,26 +52,29 @@ export async function attach(
     throw invalid('provisioner must be "simulated" or "kubernetes"');
   }
   const now = ctx.market.clock.now();
-  await ctx.db.transaction(async (tx) => {
-    await tx.query(
-      `UPDATE clusters SET agent_attached_at = to_timestamp($2::double precision / 1000),
+  await runtimeOf(ctx).lane.run(() =>
+    ctx.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE clusters SET agent_attached_at = to_timestamp($2::double precision / 1000),
               heartbeat_ms = $3, agent_version = $4, provisioner = $5, agent_host = $6
         WHERE id = $1`,
-      [
-        cluster.id,
-        now,
-        seconds * 1000,
-        a.agentVersion,
-        a.provisioner,
-        JSON.stringify(a.host ?? null),
-      ],
-    );
-    // Silence is counted from the attach until the first heartbeat.
-    await tx.query(
-      'UPDATE nodes SET last_heartbeat_at = to_timestamp($2::double precision / 1000) WHERE cluster_id = $1',
-      [cluster.id, now],
-    );
-  });
+        [
+          cluster.id,
+          now,
+          seconds * 1000,
+          a.agentVersion,
+          a.provisioner,
+          JSON.stringify(a.host ?? null),
+        ],
+      );
+      // Silence is counted from the attach until the first heartbeat.
+      await tx.query(
+        `UPDATE nodes SET last_heartbeat_at = to_timestamp($2::double precision / 1000)
+        WHERE id IN (SELECT id FROM nodes WHERE cluster_id = $1 ORDER BY id FOR UPDATE)`,
+        [cluster.id, now],
+      );
+    }),
+  );
   runtimeOf(ctx).clusters.attached(cluster.id, seconds * 1000);
   const events = await ctx.publisher.ensureAgentConsumer(cluster.id);
   ctx.logger.info(
@@ -113,13 +112,7 @@ export async function heartbeat(
   // The sizes of every field were checked before (agent-input.ts); what
   // only the cluster can say is checked here, before anything is written.
   checkCount(reports, 'nodes', nodes.size, `cluster ${clusterId} has ${nodes.size} nodes`);
-  const statuses = await ctx.db.query<{ id: string; status: NodeStatus }>(
-    'SELECT id, status FROM nodes WHERE cluster_id = $1',
-    [cluster.id],
-  );
-  const statusOf = new Map(statuses.map((n) => [n.id, n.status]));
-  const rows: { id: string; gpus: unknown; problem: string | null }[] = [];
-  const changes = new Map<string, NodeStatus>();
+  const facts: NodeFacts[] = [];
   const listed = new Set<string>();
   reports.forEach((r, i) => {
     const node = nodes.get(r.hostname.toLowerCase());
@@ -128,41 +121,23 @@ export async function heartbeat(
     if (listed.has(node.id))
       throw invalid(`nodes[${i}].hostname: ${node.hostname} is listed twice; each node once`);
     listed.add(node.id);
-    rows.push({ id: node.id, gpus: r.gpus, problem: r.healthy ? null : r.problem || 'unhealthy' });
-    const status: NodeStatus = r.healthy ? 'online' : 'offline';
-    if (status !== statusOf.get(node.id)) changes.set(node.id, status);
+    facts.push({
+      id: node.id,
+      gpus: r.gpus,
+      problem: r.healthy ? null : r.problem || 'unhealthy',
+      status: r.healthy ? 'online' : 'offline',
+    });
   });
-  const now = ctx.market.clock.now();
-  await ctx.db.query(
-    `UPDATE nodes n SET last_heartbeat_at = to_timestamp($2::double precision / 1000),
-            gpus = x.gpus, problem = x.problem
-       FROM json_to_recordset($1::json) AS x(id text, gpus jsonb, problem text)
-      WHERE n.id = x.id`,
-    [JSON.stringify(rows), now],
-  );
-  if (changes.size > 0) await setStatus(ctx, cluster, changes);
-  return nodesOf(ctx, cluster.id);
-}
-
-/** Status changes go through the cluster's book, which keeps capacity and sells right. */
-async function setStatus(
-  ctx: ProviderContext,
-  cluster: Pick<ClusterRow, 'id' | 'gpu_type' | 'zone'>,
-  changes: ReadonlyMap<string, NodeStatus>,
-): Promise<void> {
-  const writer = ctx.market.writer(cluster.gpu_type, cluster.zone);
-  await writer.ensureCluster(cluster.id);
-  await writer.submit((state, cs) =>
-    state.setNodeStatus(cluster.id, changes, ctx.market.clock.now(), cs),
-  );
-  ctx.logger.info(
-    { cluster: cluster.id, nodes: Object.fromEntries(changes) },
-    'node status changed',
-  );
+  return runtimeOf(ctx).heartbeats.record(ctx, cluster, ctx.market.clock.now(), facts);
 }
 
 /** D29: nodes of attached clusters whose agent fell silent go offline. Returns how many. */
-export async function sweepSilentNodes(ctx: ProviderContext): Promise<number> {
+export function sweepSilentNodes(ctx: ProviderContext): Promise<number> {
+  // In the lane: a heartbeat written just before is seen, none is written meanwhile.
+  return runtimeOf(ctx).lane.run(() => sweep(ctx));
+}
+
+async function sweep(ctx: ProviderContext): Promise<number> {
   const silent = await ctx.db.query<{
     id: string;
     cluster_id: string;

@@ -13,6 +13,7 @@ import type { AttachResponse } from '@gpux/proto';
 import { InProcessBus } from '@gpux/shared';
 
 import { Directory } from '../../accounts/directory.js';
+import type { Database } from '../../db/database.js';
 import { BusPublisher } from '../../events/bus-publisher.js';
 import { SecretBox } from '../../leases/secret-box.js';
 import { SILENT_LOGGER } from '../../logger.js';
@@ -65,15 +66,18 @@ export interface AgentHarnessOptions {
   readonly logger?: Logger;
   /** The test exchange's own options (REST rate limits). */
   readonly exchange?: TestExchangeOptions;
+  /** What the agents' service queries through (a test counts its statements). */
+  readonly agentDb?: (db: Database) => Database;
 }
 
 export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHarness> {
   const ex = await testExchange(o.exchange);
   const logger = o.logger ?? SILENT_LOGGER;
+  const db = o.agentDb?.(ex.db) ?? ex.db;
   const ctx: ProviderContext = {
-    db: ex.db,
+    db,
     market: ex.market,
-    directory: new Directory(ex.db),
+    directory: new Directory(db),
     publisher: new BusPublisher(new InProcessBus()),
     secrets: new SecretBox(randomBytes(32)),
     logger,
