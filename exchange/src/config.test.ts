@@ -62,6 +62,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GPUX_AGENT_CALLS_IN_FLIGHT: '0' })).toThrow(
       /GPUX_AGENT_CALLS_IN_FLIGHT/,
     );
+    expect(loadConfig({}).agentDbConnections).toBe(4);
+    expect(loadConfig({ GPUX_AGENT_DB_CONNECTIONS: '2' }).agentDbConnections).toBe(2);
+    expect(() => loadConfig({ GPUX_AGENT_DB_CONNECTIONS: '101' })).toThrow(
+      /GPUX_AGENT_DB_CONNECTIONS/,
+    );
   });
 
   it('D34: GPUX_DEMO turns demo data on for PostgreSQL', () => {

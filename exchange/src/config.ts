@@ -54,6 +54,8 @@ export interface Config {
   readonly instanceId: string;
   /** Each provider's share of the agents' gRPC service (issue 18; apart from D18). */
   readonly agentShare: AgentShareLimits;
+  /** PostgreSQL connections of the agents' service, apart from the REST pool's (issue 18). */
+  readonly agentDbConnections: number;
   /**
    * How long the market's owner keeps it without renewing (docs/ownership.md):
    * a standby takes over this long after the owner stops renewing.
@@ -83,6 +85,7 @@ export const DEFAULT_CONFIG: Config = {
   secretKey: undefined,
   instanceId: DEFAULT_INSTANCE_ID,
   agentShare: DEFAULT_AGENT_SHARE,
+  agentDbConnections: 4,
   ownerLeaseMs: 3_000,
 };
 
@@ -253,6 +256,11 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     callsInFlight: positiveInt('GPUX_AGENT_CALLS_IN_FLIGHT', DEFAULT_AGENT_SHARE.callsInFlight),
   };
+  const agentDbConnections = positiveInt(
+    'GPUX_AGENT_DB_CONNECTIONS',
+    DEFAULT_CONFIG.agentDbConnections,
+  );
+  if (agentDbConnections > 100) problems.push('GPUX_AGENT_DB_CONNECTIONS is at most 100');
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -277,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey,
     instanceId,
     agentShare,
+    agentDbConnections,
     ownerLeaseMs,
   };
 }

@@ -42,6 +42,7 @@ import { Market } from './market/market.js';
 import { MarketOwnership } from './market/ownership.js';
 import type { Holder } from './market/ownership.js';
 import { Steward } from './market/steward.js';
+import { openAgentDatabase } from './providers/agent-database.js';
 import { startAgentServer } from './providers/grpc-server.js';
 import type { AgentServer } from './providers/grpc-server.js';
 import { sweepSilentNodes } from './providers/node-health.js';
@@ -206,9 +207,12 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       return current;
     };
 
-    const directory = new Directory(db);
+    // The agents' calls have PostgreSQL connections of their own (issue 18).
+    const agentDb = openAgentDatabase(config.databaseUrl, config.agentDbConnections, db, logger);
+    if (agentDb !== db) stops.push(() => agentDb.close());
+    const directory = new Directory(agentDb);
     const providers: ProviderContext = {
-      db,
+      db: agentDb,
       get market() {
         return owned().market;
       },
@@ -304,7 +308,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           stop: stopOwned,
         };
         // This takeover's own market (the sweep must not act on a later one's).
-        const ctx: ProviderContext = { db, directory, secrets, logger, market, publisher };
+        const ctx: ProviderContext = { db: agentDb, directory, secrets, logger, market, publisher };
         const sweep = setInterval(() => {
           sweepSilentNodes(ctx).catch((err: unknown) => {
             logger.error({ err }, 'looking for silent agents failed; trying again');
