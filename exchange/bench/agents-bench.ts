@@ -252,13 +252,14 @@ export async function runAgentsBench(argv: readonly string[]): Promise<void> {
       label: string,
       seconds: number,
       during?: () => Promise<void>,
-    ): Promise<RestResult> => {
+    ): Promise<RestResult & { fleetsCpuMs: number }> => {
       globalThis.gc?.();
       const c0 = await cpu();
       const w0 = performance.now();
       const r = await rest.run(seconds, during);
-      printRest(label, r, fmtCpu(c0, await cpu(), performance.now() - w0));
-      return r;
+      const c1 = await cpu();
+      printRest(label, r, fmtCpu(c0, c1, performance.now() - w0));
+      return { ...r, fleetsCpuMs: c1.fleets - c0.fleets };
     };
     const cpuStart = await cpu();
 
@@ -301,7 +302,7 @@ export async function runAgentsBench(argv: readonly string[]): Promise<void> {
     const beatCodes = beats.reduce((c, b) => addCodes(c, b.codes), {} as Codes);
     const lag = Math.max(...beats.map((b) => b.lagP99Ms));
     console.log(
-      `${pad('')}heartbeats: ${heartbeat.samples} (${(heartbeat.samples / opt.seconds).toFixed(0)}/s) ${fmtLatency(heartbeat)}; ${fmtCodes(beatCodes)}; fleets' send lag p99 ${fmtMs(lag)} ms`,
+      `${pad('')}heartbeats: ${heartbeat.samples} (${(heartbeat.samples / opt.seconds).toFixed(0)}/s) ${fmtLatency(heartbeat)}; ${fmtCodes(beatCodes)}; fleets' send lag p99 ${fmtMs(lag)} ms, their CPU ${fmtMs(withAgents.fleetsCpuMs / Math.max(1, heartbeat.samples))} ms a heartbeat`,
     );
 
     // 4. One provider's heartbeats all at once: its limit answers most of them.
