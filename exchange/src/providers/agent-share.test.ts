@@ -28,18 +28,31 @@ describe('AgentShare', () => {
     expect(share.take('heartbeat', a)).toBeUndefined();
     clock.t += 1_000;
     const over = share.take('heartbeat', a);
-    // The first heartbeat leaves the 5 s window 3 s from now.
+    // Counted over 4.5 s of the 5 s: the first heartbeat leaves it 2.5 s from now.
     expect(over).toEqual({
-      retryAfterMs: 3_000,
+      retryAfterMs: 2_500,
       message:
-        'heartbeats of cluster cls_a: at most 2 per declared interval of 5 s (GPUX_AGENT_HEARTBEATS_PER_INTERVAL); retry after 3000 ms',
+        'heartbeats of cluster cls_a: at most 2 per declared interval of 5 s (counted over 90 % of it) (GPUX_AGENT_HEARTBEATS_PER_INTERVAL); retry after 2500 ms',
     });
     // Another cluster of the same provider has its own.
     expect(share.take('heartbeat', cluster('cls_b'))).toBeUndefined();
-    clock.t += 3_000;
+    clock.t += 2_500;
     expect(share.take('heartbeat', a)).toBeUndefined();
     // A refused call is not counted: the window is full again only now.
     expect(share.take('heartbeat', a)?.retryAfterMs).toBe(1_000);
+  });
+
+  it('an agent whose timer runs a little early, with one heartbeat more in between, keeps within', () => {
+    const clock = new Clock();
+    const share = new AgentShare(DEFAULT_AGENT_SHARE, clock.now);
+    const a = cluster('cls_a');
+    for (let i = 0; i < 10; i++) {
+      expect(share.take('heartbeat', a)).toBeUndefined();
+      clock.t += 1_500;
+      // A lease ended: one heartbeat more.
+      expect(share.take('heartbeat', a)).toBeUndefined();
+      clock.t += 3_490;
+    }
   });
 
   it('sells and reports per minute grow with the cluster: one share per 10 nodes begun', () => {

@@ -52,6 +52,9 @@ const WHAT: Record<AgentCallKind, string> = {
  */
 export const IN_FLIGHT_RETRY_MS = 250;
 
+/** Heartbeats are counted over this part of the declared interval. */
+export const HEARTBEAT_WINDOW = 0.9;
+
 /** Sells and reports scale with a cluster's nodes: one share per 10 nodes begun. */
 const NODES_PER_SHARE = 10;
 
@@ -135,11 +138,13 @@ export class AgentShare {
     switch (kind) {
       case 'heartbeat': {
         // Before its first Attach a cluster takes no heartbeat at all (node-health.ts).
-        const windowMs = cluster.heartbeatMs ?? 1_000;
+        const intervalMs = cluster.heartbeatMs ?? 1_000;
         return {
           limit: this.limits.heartbeatsPerInterval,
-          windowMs,
-          per: `per declared interval of ${windowMs / 1000} s`,
+          // "About" an interval: an agent's timer runs a little early or late,
+          // and one heartbeat more between two of its own must still fit.
+          windowMs: intervalMs * HEARTBEAT_WINDOW,
+          per: `per declared interval of ${intervalMs / 1000} s (counted over ${HEARTBEAT_WINDOW * 100} % of it)`,
         };
       }
       case 'read':
