@@ -116,6 +116,28 @@ describe('heartbeats written in batches (issue 18)', () => {
     }
   });
 
+  it('a GPU list is stored as the latest heartbeat reported it, repeated or changed', async () => {
+    const p = await h.provider(1);
+    const [host] = (await h.attach(p)).nodes.map((n) => n.hostname);
+    const stored = async () =>
+      (
+        await h.ex.db.query<{ gpus: unknown }>('SELECT gpus FROM nodes WHERE cluster_id = $1', [
+          p.clusterId,
+        ])
+      )[0]?.gpus;
+    const send = (gpus: ReturnType<typeof gpu>[]) =>
+      h.call(h.client.heartbeat, p.token, {
+        clusterId: p.clusterId,
+        nodes: [{ hostname: host ?? '', healthy: true, problem: '', gpus }],
+      });
+    const a = [gpu(0), gpu(1)];
+    const b = [gpu(0)];
+    for (const gpus of [a, a, b, b, a, []]) {
+      await send(gpus);
+      expect(await stored()).toEqual(gpus);
+    }
+  });
+
   it('a heartbeat answers once written, with the status the book now holds', async () => {
     const p = await h.provider(2);
     const hosts = (await h.attach(p)).nodes.map((n) => n.hostname);
