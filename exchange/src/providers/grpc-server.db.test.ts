@@ -3,69 +3,31 @@
 
 /* eslint-disable @typescript-eslint/unbound-method -- call() invokes each client method with the client as `this` */
 
-import { randomBytes } from 'node:crypto';
-
-import { Metadata, credentials, status } from '@grpc/grpc-js';
-import type { CallOptions, ServiceError } from '@grpc/grpc-js';
-import { AgentServiceClient, NodeStatus } from '@gpux/proto';
-import { HOUR_MS, InProcessBus } from '@gpux/shared';
+import { status } from '@grpc/grpc-js';
+import type { ServiceError } from '@grpc/grpc-js';
+import { NodeStatus } from '@gpux/proto';
+import { HOUR_MS } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { Directory } from '../accounts/directory.js';
-import { BusPublisher } from '../events/bus-publisher.js';
-import { SecretBox } from '../leases/secret-box.js';
 import { balanceOf } from '../ledger/ledger.js';
-import { SILENT_LOGGER } from '../logger.js';
-import { testExchange } from '../market/testing/test-exchange.js';
-import type { Party, TestExchange } from '../market/testing/test-exchange.js';
-import { startAgentServer } from './grpc-server.js';
-import type { AgentServer } from './grpc-server.js';
+import type { TestExchange } from '../market/testing/test-exchange.js';
 import { sweepSilentNodes } from './node-health.js';
-import type { ProviderContext } from './provider-context.js';
+import { agentHarness } from './testing/agent-harness.js';
+import type { AgentHarness, Provider } from './testing/agent-harness.js';
 
+let h: AgentHarness;
 let ex: TestExchange;
-let server: AgentServer;
-let client: AgentServiceClient;
-let ctx: ProviderContext;
-const secrets = new SecretBox(randomBytes(32));
 
 beforeAll(async () => {
-  ex = await testExchange();
-  ctx = {
-    db: ex.db,
-    market: ex.market,
-    directory: new Directory(ex.db),
-    publisher: new BusPublisher(new InProcessBus()),
-    secrets,
-    logger: SILENT_LOGGER,
-  };
-  server = await startAgentServer(ctx, { host: '127.0.0.1', port: 0 });
-  client = new AgentServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  h = await agentHarness();
+  ex = h.ex;
 });
 
 afterAll(async () => {
-  client?.close();
-  await server?.close();
-  await ex?.close();
+  await h?.close();
 });
 
-/** Call one RPC with `token`; resolves with the response or the gRPC error. */
-function call<Req, Res>(
-  method: (
-    req: Req,
-    md: Metadata,
-    options: Partial<CallOptions>,
-    cb: (err: ServiceError | null, res: Res) => void,
-  ) => unknown,
-  token: string,
-  request: Req,
-): Promise<Res> {
-  const md = new Metadata();
-  md.set('authorization', `Bearer ${token}`);
-  return new Promise((resolve, reject) => {
-    method.call(client, request, md, {}, (err, res) => (err === null ? resolve(res) : reject(err)));
-  });
-}
+const call: AgentHarness['call'] = (method, token, request) => h.call(method, token, request);
 
 async function code(p: Promise<unknown>): Promise<status | undefined> {
   try {
@@ -76,22 +38,10 @@ async function code(p: Promise<unknown>): Promise<status | undefined> {
   }
 }
 
-async function provider(nodes: number, gpuType = 'h100', zone = 'us-west-1') {
-  const p = await ex.account(`provider-${Math.random()}`, {
-    scopes: ['provider', 'trade', 'read'],
-  });
-  const clusterId = await ex.cluster(p, nodes, gpuType, zone);
-  return { ...p, clusterId };
-}
+const provider = (nodes: number, gpuType?: string, zone?: string): Promise<Provider> =>
+  h.provider(nodes, gpuType, zone);
 
-const attach = (p: Party & { clusterId: string }) =>
-  call(client.attach, p.token, {
-    clusterId: p.clusterId,
-    heartbeatIntervalSeconds: 5,
-    agentVersion: 'test',
-    provisioner: 'simulated',
-    host: undefined,
-  });
+const attach = (p: Provider) => h.attach(p);
 
 describe('the agents gRPC service (D29)', () => {
   it("refuses a wrong token, a token without the provider scope, and another provider's cluster", async () => {
@@ -105,15 +55,15 @@ describe('the agents gRPC service (D29)', () => {
       provisioner: 'simulated',
       host: undefined,
     };
-    expect(await code(call(client.attach, 'gpux_nonsense', req))).toBe(status.UNAUTHENTICATED);
-    expect(await code(call(client.attach, customer.token, req))).toBe(status.PERMISSION_DENIED);
-    expect(await code(call(client.attach, other.token, req))).toBe(status.PERMISSION_DENIED);
+    expect(await code(call(h.client.attach, 'gpux_nonsense', req))).toBe(status.UNAUTHENTICATED);
+    expect(await code(call(h.client.attach, customer.token, req))).toBe(status.PERMISSION_DENIED);
+    expect(await code(call(h.client.attach, other.token, req))).toBe(status.PERMISSION_DENIED);
     expect(
-      await code(call(client.attach, p.token, { ...req, clusterId: 'cls_nosuchcluster' })),
+      await code(call(h.client.attach, p.token, { ...req, clusterId: 'cls_nosuchcluster' })),
     ).toBe(status.NOT_FOUND);
-    expect(await code(call(client.attach, p.token, { ...req, heartbeatIntervalSeconds: 0 }))).toBe(
-      status.INVALID_ARGUMENT,
-    );
+    expect(
+      await code(call(h.client.attach, p.token, { ...req, heartbeatIntervalSeconds: 0 })),
+    ).toBe(status.INVALID_ARGUMENT);
   });
 
   it("attach names the agent's event source; heartbeats bring nodes online with their GPUs", async () => {
@@ -142,7 +92,7 @@ describe('the agents gRPC service (D29)', () => {
       utilizationPercent: 0,
       temperatureC: 31,
     };
-    const hb = await call(client.heartbeat, p.token, {
+    const hb = await call(h.client.heartbeat, p.token, {
       clusterId: p.clusterId,
       nodes: a.nodes.map((n) => ({
         hostname: n.hostname,
@@ -165,7 +115,7 @@ describe('the agents gRPC service (D29)', () => {
   it('sells through the book: listed, refused by the collar as an answer, withdrawn', async () => {
     const p = await provider(3, 'h200', 'eu-west-1');
     await attach(p);
-    const placed = await call(client.publishSell, p.token, {
+    const placed = await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 1,
       priceCents: 300,
@@ -187,7 +137,7 @@ describe('the agents gRPC service (D29)', () => {
         })
       ).status,
     ).toBe(200);
-    const refused = await call(client.publishSell, p.token, {
+    const refused = await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 1,
       priceCents: 900,
@@ -197,7 +147,7 @@ describe('the agents gRPC service (D29)', () => {
       $case: 'refusal',
       value: { code: 'price_out_of_collar' },
     });
-    const again = await call(client.publishSell, p.token, {
+    const again = await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 1,
       priceCents: 310,
@@ -205,25 +155,27 @@ describe('the agents gRPC service (D29)', () => {
     });
     const id = again.result?.$case === 'order' ? again.result.value.orderId : '';
     expect(
-      (await call(client.listSells, p.token, { clusterId: p.clusterId })).orders.map(
+      (await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders.map(
         (o) => o.orderId,
       ),
     ).toEqual([id]);
     expect(
-      (await call(client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
+      (await call(h.client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
         .cancelledNodes,
     ).toBe(1);
     expect(
-      (await call(client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
+      (await call(h.client.withdrawSell, p.token, { clusterId: p.clusterId, orderId: id }))
         .cancelledNodes,
     ).toBe(0);
-    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual([]);
+    expect((await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual(
+      [],
+    );
   });
 
   it('lists a bought lease with its key snapshot; a provisioned report makes it active with its access sealed', async () => {
     const p = await provider(1, 'b200', 'us-east-1');
     await attach(p);
-    await call(client.publishSell, p.token, {
+    await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 1,
       priceCents: 200,
@@ -240,7 +192,7 @@ describe('the agents gRPC service (D29)', () => {
       duration_hours: 3,
     });
     const leaseId = bought.json['lease_id'] as string;
-    const listed = await call(client.listLeases, p.token, { clusterId: p.clusterId });
+    const listed = await call(h.client.listLeases, p.token, { clusterId: p.clusterId });
     const user = leaseId.replace('_', '-');
     expect(listed.leases).toEqual([
       expect.objectContaining({
@@ -254,7 +206,7 @@ describe('the agents gRPC service (D29)', () => {
     ]);
     const node = listed.leases[0]?.nodes[0];
     expect(node?.sshUser).toBe(`${user}-1`);
-    const reported = await call(client.reportProvisioned, p.token, {
+    const reported = await call(h.client.reportProvisioned, p.token, {
       clusterId: p.clusterId,
       leaseId,
       sshEndpoints: [{ hostname: node?.hostname ?? '', endpoint: `${user}-1@127.0.0.1:2222` }],
@@ -267,13 +219,14 @@ describe('the agents gRPC service (D29)', () => {
       [leaseId],
     );
     expect(access?.kubeconfig_sealed.includes(Buffer.from('kind: Config'))).toBe(false);
-    expect(secrets.open(access?.kubeconfig_sealed ?? Buffer.alloc(0), leaseId)).toBe(
+    expect(h.ctx.secrets.open(access?.kubeconfig_sealed ?? Buffer.alloc(0), leaseId)).toBe(
       'apiVersion: v1\nkind: Config\n',
     );
     // The buyer terminates; the revoked report clears the kubeconfig.
     expect((await ex.call('DELETE', `/v1/leases/${leaseId}`, buyer.token)).status).toBe(200);
     expect(
-      (await call(client.reportRevoked, p.token, { clusterId: p.clusterId, leaseId })).leaseStatus,
+      (await call(h.client.reportRevoked, p.token, { clusterId: p.clusterId, leaseId }))
+        .leaseStatus,
     ).toBe('terminated');
     const [after] = await ex.db.query<{
       kubeconfig_sealed: Buffer | null;
@@ -285,7 +238,7 @@ describe('the agents gRPC service (D29)', () => {
   it('D25: a lease the agent reports failed fails at once with the full refund', async () => {
     const p = await provider(1, 'b300', 'us-west-1');
     await attach(p);
-    await call(client.publishSell, p.token, {
+    await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 1,
       priceCents: 200,
@@ -301,7 +254,7 @@ describe('the agents gRPC service (D29)', () => {
     });
     const leaseId = bought.json['lease_id'] as string;
     expect(await balanceOf(ex.db, buyer.accountId)).toBe(-(3200 + 320));
-    const r = await call(client.reportFailed, p.token, {
+    const r = await call(h.client.reportFailed, p.token, {
       clusterId: p.clusterId,
       leaseId,
       reason: 'no GPU',
@@ -314,30 +267,32 @@ describe('the agents gRPC service (D29)', () => {
     const p = await provider(2, 'h100', 'eu-west-1');
     const a = await attach(p);
     const beat = () =>
-      call(client.heartbeat, p.token, {
+      call(h.client.heartbeat, p.token, {
         clusterId: p.clusterId,
         nodes: a.nodes.map((n) => ({ hostname: n.hostname, healthy: true, problem: '', gpus: [] })),
       });
     await beat();
-    await call(client.publishSell, p.token, {
+    await call(h.client.publishSell, p.token, {
       clusterId: p.clusterId,
       nodes: 2,
       priceCents: 250,
       windowHours: 168,
     });
     ex.clock.advance(14_000);
-    await sweepSilentNodes(ctx);
-    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toHaveLength(
-      1,
-    );
+    await sweepSilentNodes(h.ctx);
+    expect(
+      (await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders,
+    ).toHaveLength(1);
     ex.clock.advance(2_000);
-    expect(await sweepSilentNodes(ctx)).toBeGreaterThanOrEqual(2);
+    expect(await sweepSilentNodes(h.ctx)).toBeGreaterThanOrEqual(2);
     const statuses = await ex.db.query<{ status: string }>(
       'SELECT status FROM nodes WHERE cluster_id = $1',
       [p.clusterId],
     );
     expect(statuses.map((n) => n.status)).toEqual(['offline', 'offline']);
-    expect((await call(client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual([]);
+    expect((await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual(
+      [],
+    );
     const [cancelled] = await ex.db.query<{ cancel_reason: string }>(
       "SELECT cancel_reason FROM orders WHERE cluster_id = $1 AND side = 'sell'",
       [p.clusterId],
