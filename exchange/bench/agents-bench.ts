@@ -269,6 +269,7 @@ export async function runAgentsBench(argv: readonly string[]): Promise<void> {
 
     // 2. The agents attach, then heartbeat; nodes go online in the first interval.
     const tAttach = performance.now();
+    const epochMs = nowMs();
     const attached = await fleets.all<Attached>((k) => {
       const { from, to } = sliceOf(k, fleetsN, opt.agents);
       return {
@@ -278,21 +279,20 @@ export async function runAgentsBench(argv: readonly string[]): Promise<void> {
         intervalSeconds: opt.interval,
         firstIndex: from,
         total: opt.agents,
+        epochMs,
       };
     });
     const attachCodes = attached.reduce((c, a) => addCodes(c, a.codes), {} as Codes);
     console.log(
       `${pad('attach')}${opt.agents} agents in ${((performance.now() - tAttach) / 1000).toFixed(1)} s: ${fmtCodes(attachCodes)}`,
     );
-    await fleets.all(() => ({ kind: 'start', atMs: nowMs() + 500 }));
-    await sleep(500 + 2 * opt.interval * 1000);
+    // Every agent heartbeats from its attach on; the last ones' nodes go online in the first interval.
+    await sleep(2 * opt.interval * 1000);
 
     // 3. REST beside the agents' heartbeats.
     const from = nowMs();
     const withAgents = await restPhase(`agents ${opt.seconds} s`, opt.seconds);
     const to = nowMs();
-    // The heartbeats sent in the phase, once the last of them have answered.
-    await sleep(1000);
     const beats = await fleets.all<Collected>(() => ({
       kind: 'collect',
       fromMs: from,

@@ -28,10 +28,17 @@ export type FleetRequest =
       /** This fleet's first agent's number among all, and how many there are (heartbeat phases). */
       readonly firstIndex: number;
       readonly total: number;
+      /**
+       * Each agent heartbeats from its attach on, as a real one does, in its
+       * slot: agent k of all at epochMs + k / total of an interval, and every
+       * interval after, so the heartbeats are spread evenly.
+       */
+      readonly epochMs: number;
     }
-  /** Heartbeats from `atMs` on, agent k of all at atMs + k / total of an interval, then every interval. */
-  | { readonly kind: 'start'; readonly atMs: number }
-  /** The scheduled heartbeats sent in [fromMs, toMs); older records are dropped. */
+  /**
+   * The scheduled heartbeats sent in [fromMs, toMs), once every one of them
+   * has answered (at most the call deadline); older records are dropped.
+   */
   | { readonly kind: 'collect'; readonly fromMs: number; readonly toMs: number }
   /** The fleet's first agent sends `count` heartbeats at once at `atMs`. */
   | { readonly kind: 'flood-one'; readonly atMs: number; readonly count: number }
@@ -49,7 +56,6 @@ export interface Calls {
 
 export type FleetAnswer =
   | { readonly kind: 'attached'; readonly codes: Codes }
-  | { readonly kind: 'started' }
   | (Calls & {
       readonly kind: 'collected';
       /** Every scheduled heartbeat since start, by code. */
@@ -178,27 +184,29 @@ function p99(values: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)] ?? NaN;
 }
 
+/** A scheduled heartbeat that has answered. */
+interface Beat {
+  /** Sent at (epoch ms). */
+  readonly sent: number;
+  readonly ms: number;
+  readonly code: string;
+  /** Sent − due: the fleet's own lag. */
+  readonly lag: number;
+}
+
 /** The fleet's state in this process. */
 class Fleet {
   private agents: SimAgent[] = [];
-  private intervalMs = 5_000;
-  private firstIndex = 0;
-  private total = 1;
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Scheduled heartbeats: send time (epoch ms), latency, code, lag. */
-  private sentAt: number[] = [];
-  private latency: number[] = [];
-  private code: string[] = [];
-  private lag: number[] = [];
+  private beats: Beat[] = [];
+  /** Scheduled heartbeats not answered yet, by send time. */
+  private readonly pending = new Set<{ sent: number; answered: Promise<void> }>();
   private readonly totalCodes: Codes = {};
 
   async handle(r: FleetRequest): Promise<FleetAnswer> {
     switch (r.kind) {
       case 'attach':
         return this.attach(r);
-      case 'start':
-        this.start(r.atMs);
-        return { kind: 'started' };
       case 'collect':
         return this.collect(r.fromMs, r.toMs);
       case 'flood-one':
@@ -216,72 +224,59 @@ class Fleet {
   }
 
   private async attach(r: Extract<FleetRequest, { kind: 'attach' }>): Promise<FleetAnswer> {
-    this.intervalMs = r.intervalSeconds * 1000;
-    this.firstIndex = r.firstIndex;
-    this.total = r.total;
+    const intervalMs = r.intervalSeconds * 1000;
     this.agents = r.agents.map((a, k) => new SimAgent(r.target, a, r.firstIndex + k));
     const codes: Codes = {};
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < this.agents.length) {
-        const agent = this.agents[next++];
-        if (agent !== undefined) count(codes, await agent.attach(r.intervalSeconds));
+        const k = next++;
+        const agent = this.agents[k];
+        if (agent === undefined) continue;
+        const code = await agent.attach(r.intervalSeconds);
+        count(codes, code);
+        const slot = r.epochMs + ((r.firstIndex + k) / r.total) * intervalMs;
+        if (code === 'OK') this.heartbeatFrom(k, agent, slot, intervalMs);
       }
     };
     await Promise.all(Array.from({ length: ATTACH_CONCURRENCY }, worker));
     return { kind: 'attached', codes };
   }
 
-  private start(atMs: number): void {
-    this.agents.forEach((agent, k) => {
-      const offset = ((this.firstIndex + k) / this.total) * this.intervalMs;
-      let due = atMs + offset;
-      const beat = (): void => {
-        const sent = nowMs();
-        const lag = sent - due;
-        due += this.intervalMs;
-        this.timers[k] = setTimeout(beat, Math.max(0, due - nowMs()));
-        void agent.heartbeat().then(({ code, ms }) => {
-          this.sentAt.push(sent);
-          this.latency.push(ms);
-          this.code.push(code);
-          this.lag.push(lag);
-          count(this.totalCodes, code);
-        });
-      };
+  /** Agent k heartbeats at `slot` + a whole number of intervals, from the next one on. */
+  private heartbeatFrom(k: number, agent: SimAgent, slot: number, intervalMs: number): void {
+    let due = slot + Math.max(0, Math.ceil((nowMs() - slot) / intervalMs)) * intervalMs;
+    const beat = (): void => {
+      const sent = nowMs();
+      const lag = sent - due;
+      due += intervalMs;
       this.timers[k] = setTimeout(beat, Math.max(0, due - nowMs()));
-    });
+      const entry = {
+        sent,
+        answered: agent.heartbeat().then(({ code, ms }) => {
+          this.pending.delete(entry);
+          this.beats.push({ sent, ms, code, lag });
+          count(this.totalCodes, code);
+        }),
+      };
+      this.pending.add(entry);
+    };
+    this.timers[k] = setTimeout(beat, Math.max(0, due - nowMs()));
   }
 
-  private collect(fromMs: number, toMs: number): FleetAnswer {
-    const latenciesMs: number[] = [];
+  private async collect(fromMs: number, toMs: number): Promise<FleetAnswer> {
+    // A slow answer is the figure: wait for every heartbeat of the window (at most the deadline).
+    await Promise.all([...this.pending].filter((p) => p.sent < toMs).map((p) => p.answered));
+    const inWindow = this.beats.filter((b) => b.sent >= fromMs && b.sent < toMs);
+    this.beats = this.beats.filter((b) => b.sent >= toMs);
     const codes: Codes = {};
-    const lags: number[] = [];
-    const keep = { sentAt: [] as number[], latency: [] as number[], code: [] as string[] };
-    const lagKept: number[] = [];
-    for (let i = 0; i < this.sentAt.length; i++) {
-      const at = this.sentAt[i] ?? 0;
-      if (at >= fromMs && at < toMs) {
-        latenciesMs.push(this.latency[i] ?? NaN);
-        count(codes, this.code[i] ?? '?');
-        lags.push(this.lag[i] ?? 0);
-      } else if (at >= toMs) {
-        keep.sentAt.push(at);
-        keep.latency.push(this.latency[i] ?? NaN);
-        keep.code.push(this.code[i] ?? '?');
-        lagKept.push(this.lag[i] ?? 0);
-      }
-    }
-    this.sentAt = keep.sentAt;
-    this.latency = keep.latency;
-    this.code = keep.code;
-    this.lag = lagKept;
+    for (const b of inWindow) count(codes, b.code);
     return {
       kind: 'collected',
-      latenciesMs,
+      latenciesMs: inWindow.map((b) => b.ms),
       codes,
       totalCodes: { ...this.totalCodes },
-      lagP99Ms: p99(lags),
+      lagP99Ms: p99(inWindow.map((b) => b.lag)),
     };
   }
 

@@ -47,8 +47,12 @@ export class Fleets {
   static start(count: number): Fleets {
     const fleets: FleetProcess[] = [];
     for (let i = 0; i < count; i++) {
-      // The bench's own execArgv (--import tsx), inherited by fork.
+      // The bench's own node flags (--import tsx), then BENCH_FLEET_NODE_ARGS (e.g. --cpu-prof).
       const child = fork(FLEET, ['--agents-fleet'], {
+        execArgv: [
+          ...process.execArgv,
+          ...(process.env['BENCH_FLEET_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
+        ],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       fleets.push(new FleetProcess(child));
