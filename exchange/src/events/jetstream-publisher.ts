@@ -84,8 +84,21 @@ export class JetStreamPublisher implements EventPublisher {
 
   static async connect(o: JetStreamOptions): Promise<JetStreamPublisher> {
     const url = new URL(o.url);
+    // The first connection is waited for without end (waitOnFirstConnect),
+    // and the client says nothing while it tries: a server that is down, or a
+    // TLS certificate this process does not trust, would be silent.
+    const started = Date.now();
+    const waiting = setInterval(() => {
+      o.logger.warn(
+        { server: `${url.hostname}:${url.port || '4222'}`, waitingMs: Date.now() - started },
+        'still connecting to NATS: is the server up, and is its TLS certificate trusted (NODE_EXTRA_CA_CERTS, deploy/nats/README.md)?',
+      );
+    }, 10_000);
+    waiting.unref();
     const nc = await connect({
       servers: `${url.hostname}:${url.port || '4222'}`,
+      // tls://: TLS or nothing (nats:// takes TLS too when the server requires it).
+      ...(url.protocol === 'tls:' ? { tls: {} } : {}),
       name: 'gpux-exchange',
       ...(url.username === ''
         ? {}
@@ -94,7 +107,7 @@ export class JetStreamPublisher implements EventPublisher {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 200,
       waitOnFirstConnect: true,
-    });
+    }).finally(() => clearInterval(waiting));
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {

@@ -137,6 +137,27 @@ describe('Steward (docs/ownership.md)', () => {
     await s.close();
   });
 
+  it('renews the lease while the owned part is still starting (a slow first connection to NATS)', async () => {
+    const books = new Books();
+    books.free = true;
+    let finish: () => void = () => undefined;
+    const s = new Steward<string>(
+      books,
+      {
+        start: () => new Promise<string>((resolve) => (finish = () => resolve('late'))),
+        stop: () => Promise.resolve(),
+      },
+      { logger: SILENT_LOGGER, renewEveryMs: 5, pollEveryMs: 5 },
+    );
+    s.run();
+    await until(() => books.renewals >= 3);
+    expect(s.serving()).toBe(false);
+    finish();
+    await expect(s.first).resolves.toBe('late');
+    expect(s.serving()).toBe(true);
+    await s.close();
+  });
+
   it('a start that fails releases the books and rejects the first ownership', async () => {
     const books = new Books();
     books.free = true;

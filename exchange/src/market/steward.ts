@@ -38,6 +38,8 @@ const SAFETY_SHARE = 1 / 6;
 
 export class Steward<T> {
   private closing = false;
+  /** From an acquisition until the owned part stopped: the lease is renewed. */
+  private holding = false;
   private lostFlag = false;
   private owned: T | undefined;
   /** Monotonic time until which this process may serve as the owner. */
@@ -90,7 +92,7 @@ export class Steward<T> {
 
   /** A write batch was fenced: another process owns the books. */
   lose(): void {
-    if (this.owned === undefined) return;
+    if (!this.holding) return;
     this.lostFlag = true;
     this.wake();
   }
@@ -137,10 +139,17 @@ export class Steward<T> {
       const epochs = await this.waitForBooks(atStart);
       atStart = false;
       if (epochs === undefined) return;
+      // Renewing from now on, also while the owned part starts (a slow
+      // first connection to NATS must not let the lease lapse under it).
+      this.holding = true;
+      const held = this.holdWhileOwner();
       let owned: T;
       try {
         owned = await this.hooks.start(epochs);
       } catch (err) {
+        this.holding = false;
+        this.wake();
+        await held;
         // Nothing half-started keeps the books: a standby may do better.
         await this.ownership.release().catch((releaseErr: unknown) => {
           this.o.logger.warn(
@@ -158,7 +167,8 @@ export class Steward<T> {
       }
       this.owned = owned;
       this.resolveFirstWith(owned);
-      const why = await this.holdWhileOwner();
+      const why = await held;
+      this.holding = false;
       this.owned = undefined;
       this.lostFlag = false;
       this.validUntil = -Infinity;
@@ -208,16 +218,16 @@ export class Steward<T> {
     return undefined;
   }
 
-  /** Renew until the books are lost or the process closes. */
+  /** Renew until the books are lost, the process closes, or a failed start stops it. */
   private async holdWhileOwner(): Promise<'lost' | 'closing'> {
     for (;;) {
-      if (this.closing) return 'closing';
+      if (this.closing || !this.holding) return 'closing';
       if (this.lostFlag) {
         this.ownership.forget();
         return 'lost';
       }
       await this.sleep(this.o.renewEveryMs);
-      if (this.closing) return 'closing';
+      if (this.closing || !this.holding) return 'closing';
       if (this.lostFlag) continue;
       const sent = this.now();
       try {
