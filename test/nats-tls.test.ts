@@ -1,8 +1,8 @@
 // NATS with TLS as deploy/nats/README.md shows it: a server with a `tls`
 // block (a certificate from a private CA, made here with openssl) requires
 // TLS of every client; the built exchange's and agent's NATS clients connect
-// to it with their usual settings (the exchange `tls://`, the agent
-// `nats://`) once Node.js trusts the CA through NODE_EXTRA_CA_CERTS, which
+// to it with their usual settings (the exchange `nats://`, which takes TLS
+// when the server requires it, the agent `tls://`, TLS or nothing) once Node.js trusts the CA through NODE_EXTRA_CA_CERTS, which
 // it reads at start: so each side runs in a process of its own.
 
 import { execFile } from 'node:child_process';
@@ -61,8 +61,8 @@ process.exit(0);
 
 /** Both clients in a process, trusting the test CA or not. */
 async function clients(trustCa: boolean): Promise<{ code: number; stdout: string }> {
-  const args = [file('clients.mjs'), `tls://localhost:${nats.port}`];
-  args.push(`nats://localhost:${nats.port}`, cluster, dir);
+  const args = [file('clients.mjs'), `nats://localhost:${nats.port}`];
+  args.push(`tls://localhost:${nats.port}`, cluster, dir);
   const env = { ...process.env };
   delete env['NODE_EXTRA_CA_CERTS'];
   if (trustCa) env['NODE_EXTRA_CA_CERTS'] = file('ca.crt');
@@ -105,7 +105,7 @@ afterAll(async () => {
 });
 
 describe('NATS with TLS (deploy/nats/README.md)', () => {
-  it("the exchange (tls://) and the agent (nats://) connect once NODE_EXTRA_CA_CERTS names the server's CA", async () => {
+  it("the exchange (nats://) and the agent (tls://) connect once NODE_EXTRA_CA_CERTS names the server's CA", async () => {
     const r = await clients(true);
     expect(r, r.stdout).toMatchObject({ code: 0 });
     expect(JSON.parse(r.stdout)).toEqual({

@@ -121,7 +121,7 @@ describe('agent settings', () => {
       'EXCHANGE_GRPC_URL is required (host:port of the exchange)',
       'GPUX_TOKEN must be 16 to 512 printable characters, no spaces',
       'GPUX_CLUSTER_ID must be a cluster id (cls_…), got "cluster-1"',
-      'NATS_URL must be nats://[user:password@]host[:port], got "http://x"',
+      'NATS_URL must be nats://[user:password@]host[:port] or tls://…, got "http://x"',
       'PROVISIONER must be simulated or kubernetes, got "docker"',
       'GPUX_SSH_LISTEN must be host:port, got "nowhere"',
       'GPUX_ASK_PRICE must have at most 2 decimals, got "2.505"',

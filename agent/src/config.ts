@@ -242,8 +242,10 @@ export function compileAgentConfig(
         "NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
       );
     }
-  } else if (!/^nats:\/\/([^@/\s]+@)?[^/\s:@]+(:\d{1,5})?\/?$/.test(natsUrl)) {
-    problems.push(`NATS_URL must be nats://[user:password@]host[:port], got "${natsUrl}"`);
+  } else if (!/^(nats|tls):\/\/([^@/\s]+@)?[^/\s:@]+(:\d{1,5})?\/?$/.test(natsUrl)) {
+    problems.push(
+      `NATS_URL must be nats://[user:password@]host[:port] or tls://…, got "${natsUrl}"`,
+    );
   }
   let natsCreds: NatsCredentials | undefined;
   const credsText = read('NATS_CREDS', options.natsCredsFile);

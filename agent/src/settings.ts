@@ -24,7 +24,7 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
   {
     name: 'NATS_URL',
     description:
-      'NATS JetStream server the exchange publishes events to, nats://[user:pass@]host:port; required (the in-process bus exists only inside `gpux start`)',
+      'NATS JetStream server the exchange publishes events to, nats://[user:pass@]host:port (tls://: TLS required); required (the in-process bus exists only inside `gpux start`)',
   },
   {
     name: 'NATS_CREDS',

@@ -42,6 +42,8 @@ export class NatsEventStream implements EventStream {
     const url = new URL(o.url);
     const nc = await connect({
       servers: `${url.hostname}:${url.port || '4222'}`,
+      // tls://: TLS or nothing (nats:// takes TLS too when the server requires it).
+      ...(url.protocol === 'tls:' ? { tls: {} } : {}),
       name: o.name,
       inboxPrefix: o.source.inboxPrefix,
       ...(url.username === ''
