@@ -88,3 +88,109 @@ describe('InProcessBus', () => {
     expect(again?.deliveryCount).toBe(2);
   });
 });
+
+describe('InProcessBus: which consumers a publish reaches', () => {
+  /** Every consumer's deliveries (subject ids), and all deliveries in the order they came. */
+  function consumers(bus: InProcessBus, filters: Record<string, string>) {
+    const got: Record<string, string[]> = {};
+    const sequence: string[] = [];
+    for (const [name, filterSubject] of Object.entries(filters)) {
+      got[name] = [];
+      bus.consumer(name, { filterSubject }).consume((m) => {
+        got[name]?.push(m.id);
+        sequence.push(`${name}:${m.id}`);
+        m.ack();
+      });
+    }
+    return { got, sequence };
+  }
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+  it('the consumer of its exact subject and every matching wildcard one, no other', async () => {
+    const bus = new InProcessBus();
+    const { got } = consumers(bus, {
+      exact: 'gpux.cluster.c1.lease.revoke',
+      exactOther: 'gpux.cluster.c1.lease.provision',
+      shorter: 'gpux.cluster.c1',
+      longer: 'gpux.cluster.c1.lease.revoke.x',
+      c1: 'gpux.cluster.c1.>',
+      c10: 'gpux.cluster.c10.>',
+      c2: 'gpux.cluster.c2.>',
+      anyCluster: 'gpux.cluster.*.lease.revoke',
+      anyClusterProvision: 'gpux.cluster.*.lease.provision',
+      leading: '*.cluster.c1.lease.*',
+      all: '>',
+      oneToken: '*',
+      literalStar: 'gpux.cluster.c1*.>',
+    });
+    bus.publish('gpux.cluster.c1.lease.revoke', 'e1', '{}');
+    await settle();
+    const reached = Object.keys(got).filter((name) => got[name]?.includes('e1'));
+    expect(reached.sort()).toEqual(['all', 'anyCluster', 'c1', 'exact', 'leading'].sort());
+    // Each once.
+    expect(Object.values(got).flat()).toHaveLength(5);
+  });
+
+  it('a message reaching several consumers is offered to them in the order they were made', async () => {
+    const bus = new InProcessBus();
+    const { sequence } = consumers(bus, {
+      w1: 'a.>',
+      x1: 'a.b.c',
+      w2: '*.b.c',
+      x2: 'a.b.c',
+      w3: 'a.b.>',
+      other: 'a.c.>',
+    });
+    bus.publish('a.b.c', 'm1', '{}');
+    bus.publish('a.b.d', 'm2', '{}');
+    await settle();
+    expect(sequence).toEqual(['w1:m1', 'x1:m1', 'w2:m1', 'x2:m1', 'w3:m1', 'w1:m2', 'w3:m2']);
+  });
+
+  it('reaches exactly the consumers subjectMatches names, for subjects and filters of every shape', async () => {
+    const filters = [
+      'a',
+      'a.b',
+      'a.b.c',
+      'a.b.',
+      'a..c',
+      '.b',
+      '',
+      '>',
+      '*',
+      '*.*',
+      'a.>',
+      'a.*',
+      'a.*.c',
+      'a.b.>',
+      '*.b.>',
+      '*.*.>',
+      'a.b.c.>',
+      'ab.>',
+      'a*.>',
+    ];
+    const subjects = [
+      'a',
+      'a.b',
+      'a.b.c',
+      'a.b.c.d',
+      'a.b.',
+      'a..c',
+      '.b',
+      '',
+      'ab.c',
+      'a*.c',
+      'b.b.c',
+    ];
+    const bus = new InProcessBus();
+    const { got } = consumers(bus, Object.fromEntries(filters.map((f, i) => [`f${i}`, f])));
+    subjects.forEach((subject, i) => bus.publish(subject, `s${i}`, '{}'));
+    await settle();
+    filters.forEach((filter, i) => {
+      const expected = subjects.flatMap((subject, k) =>
+        subjectMatches(filter, subject) ? [`s${k}`] : [],
+      );
+      expect(got[`f${i}`], `filter '${filter}'`).toEqual(expected);
+    });
+  });
+});

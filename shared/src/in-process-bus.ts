@@ -54,11 +54,39 @@ export function subjectMatches(filter: string, subject: string): boolean {
   return f.length === s.length;
 }
 
+/** A token of a filter that is a wildcard (`a*b` is no wildcard: only whole tokens are). */
+const isWildcard = (token: string): boolean => token === '*' || token === '>';
+
+/**
+ * The literal tokens a filter starts with, before its first wildcard (all of
+ * them for an exact subject): every subject it matches starts with them.
+ */
+function literalHead(filter: string): { readonly tokens: number; readonly head: string } {
+  const f = filter.split('.');
+  const wild = f.findIndex(isWildcard);
+  const tokens = wild < 0 ? f.length : wild;
+  return { tokens, head: f.slice(0, tokens).join('.') };
+}
+
+/** subjectMatches(filter, ·), with the filter read once and its common forms compared as strings. */
+function matcherOf(filter: string): (subject: string) => boolean {
+  const f = filter.split('.');
+  const wild = f.findIndex(isWildcard);
+  if (wild < 0) return (subject) => subject === filter;
+  if (wild === f.length - 1 && f[wild] === '>') {
+    // `a.b.>`: a subject of at least one token after `a.b` is one starting with `a.b.`.
+    const head = filter.slice(0, -1);
+    return (subject) => subject.startsWith(head);
+  }
+  return (subject) => subjectMatches(filter, subject);
+}
+
 export class BusConsumer {
   private readonly pending = new Map<number, Pending>();
   private handler: ((m: BusMessage) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly ackWaitMs: number;
+  private readonly matches: (subject: string) => boolean;
 
   constructor(
     readonly name: string,
@@ -66,11 +94,12 @@ export class BusConsumer {
     ackWaitMs: number,
   ) {
     this.ackWaitMs = ackWaitMs;
+    this.matches = matcherOf(filterSubject);
   }
 
-  /** The bus hands it every new message of the stream. */
+  /** The bus hands it every new message of the stream its filter may match. */
   offer(msg: Stored): void {
-    if (!subjectMatches(this.filterSubject, msg.subject)) return;
+    if (!this.matches(msg.subject)) return;
     this.pending.set(msg.seq, { msg, deliveries: 0, dueAt: 0, inFlight: false });
     this.pump();
   }
@@ -162,6 +191,18 @@ export class InProcessBus {
   private readonly seen = new Set<string>();
   private readonly retained: Stored[] = [];
   private readonly consumers = new Map<string, BusConsumer>();
+  /**
+   * The consumers by their filter's literal head (literalHead): per number
+   * of tokens, per head, in creation order. A publish looks up its subject's
+   * first n tokens for each n here instead of asking every consumer (5,000
+   * agents' `gpux.cluster.<id>.>` each cost every event a walk of them all);
+   * only filters starting with a wildcard are under 0 tokens, asked always.
+   */
+  private readonly byHead = new Map<number, Map<string, BusConsumer[]>>();
+  /** byHead's numbers of tokens, ascending. */
+  private headTokens: number[] = [];
+  /** Creation order of the consumers: the order a message is offered to them in. */
+  private readonly order = new Map<BusConsumer, number>();
 
   /** `retain`: the newest messages kept for consumers made later, and for deduplication. */
   constructor(private readonly retain = 100_000) {}
@@ -179,8 +220,35 @@ export class InProcessBus {
       const dropped = this.retained.splice(0, this.retained.length - this.retain);
       for (const d of dropped) this.seen.delete(d.id);
     }
-    for (const c of this.consumers.values()) c.offer(msg);
+    for (const c of this.candidates(subject)) c.offer(msg);
     return { seq: msg.seq, duplicate: false };
+  }
+
+  /** Every consumer whose filter may match `subject` (each once), in creation order. */
+  private candidates(subject: string): readonly BusConsumer[] {
+    let found: BusConsumer[] | undefined;
+    let lists = 0;
+    // `end`: where the subject's first `tokens` tokens end.
+    let tokens = 0;
+    let end = 0;
+    for (const n of this.headTokens) {
+      for (; tokens < n; tokens++) {
+        if (tokens > 0 && end === subject.length) return this.inOrder(found, lists);
+        const dot = subject.indexOf('.', tokens === 0 ? 0 : end + 1);
+        end = dot < 0 ? subject.length : dot;
+      }
+      const list = this.byHead.get(n)?.get(subject.slice(0, end));
+      if (list === undefined) continue;
+      found = found === undefined ? list : [...found, ...list];
+      lists++;
+    }
+    return this.inOrder(found, lists);
+  }
+
+  private inOrder(found: BusConsumer[] | undefined, lists: number): readonly BusConsumer[] {
+    if (found === undefined) return [];
+    if (lists > 1) found.sort((a, b) => (this.order.get(a) ?? 0) - (this.order.get(b) ?? 0));
+    return found;
   }
 
   /**
@@ -192,6 +260,17 @@ export class InProcessBus {
     if (c === undefined) {
       c = new BusConsumer(name, options.filterSubject, options.ackWaitMs ?? 30_000);
       this.consumers.set(name, c);
+      this.order.set(c, this.order.size);
+      const { tokens, head } = literalHead(options.filterSubject);
+      let heads = this.byHead.get(tokens);
+      if (heads === undefined) {
+        heads = new Map();
+        this.byHead.set(tokens, heads);
+        this.headTokens = [...this.byHead.keys()].sort((a, b) => a - b);
+      }
+      const list = heads.get(head);
+      if (list === undefined) heads.set(head, [c]);
+      else list.push(c);
       for (const msg of this.retained) c.offer(msg);
     }
     return c;
