@@ -1,10 +1,12 @@
 // Issue 18: the customers' REST path does not wait behind agent traffic.
-// The built exchange on PostgreSQL with one connection for its agents
-// (GPUX_AGENT_DB_CONNECTIONS=1); the test holds a lock a heartbeat's write
-// needs, so the agents' only connection waits on it and the next agent call
-// waits for that connection. Meanwhile REST requests, with a token the
-// exchange has never seen (a lookup in the database), are answered; once the
-// lock goes, the agent calls are answered too.
+// The built exchange on PostgreSQL: the agents' gRPC service runs in a
+// thread of its own with its own connections, and the calls it hands to the
+// market (Attach, the lists, the reports) have two connections of their own
+// beside it. The test holds locks two Attaches need, so both of those
+// connections wait, and a third agent call waits for one of them. Meanwhile
+// REST requests, with a token the exchange has never seen (a lookup in the
+// database), are answered; once the locks go, the agent calls are answered
+// too.
 
 /* eslint-disable @typescript-eslint/unbound-method -- call() invokes each client method with the client as `this` */
 
@@ -105,34 +107,41 @@ async function providerCluster(name: string): Promise<{ token: string; clusterId
 }
 
 describe("the agents' own PostgreSQL connections", () => {
-  it('REST answers while every agent connection waits; the agent calls answer once it is free', async () => {
+  it('REST answers while every agent connection waits; the agent calls answer once they are free', async () => {
     const a = await providerCluster('pool-a');
     const b = await providerCluster('pool-b');
-    const beat = () =>
-      call(client!.heartbeat, a.token, {
-        clusterId: a.clusterId,
-        nodes: [{ hostname: 'pool-a-node-1', healthy: true, problem: '', gpus: [] }],
+    const c = await providerCluster('pool-c');
+    const attach = (p: { token: string; clusterId: string }) =>
+      call(client!.attach, p.token, {
+        clusterId: p.clusterId,
+        heartbeatIntervalSeconds: 300,
+        agentVersion: 'e2e',
+        provisioner: 'simulated',
+        host: undefined,
       });
-    await beat();
 
     const blocker = new pg.Client({ connectionString: database?.url });
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query('SELECT id FROM nodes WHERE cluster_id = $1 FOR UPDATE', [a.clusterId]);
-      const waiting = beat();
-      // The heartbeat's batch holds the agents' one connection, waiting for the lock.
+      await blocker.query('SELECT id FROM clusters WHERE id = ANY($1) FOR UPDATE', [
+        [a.clusterId, b.clusterId],
+      ]);
+      const waiting = [attach(a), attach(b)];
+      // Both Attaches hold an agent connection, waiting for the locks.
       for (;;) {
+        // The statistics are a snapshot kept for the blocker's transaction: take a new one.
+        await blocker.query('SELECT pg_stat_clear_snapshot()');
         const r = await blocker.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND application_name = 'gpux-exchange-agents'
               AND wait_event_type = 'Lock'`,
         );
-        if (r.rows[0]?.n === 1) break;
+        if (r.rows[0]?.n === 2) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      // Another provider's call needs a connection of the agents too: it waits.
-      const queued = call(client!.listLeases, b.token, { clusterId: b.clusterId });
+      // Another provider's call needs one of those connections: it waits.
+      const queued = call(client!.listLeases, c.token, { clusterId: c.clusterId });
 
       // The customers' path: a token never seen before, the book, an order.
       const buyer = await account('pool-buyer', ['trade', 'read']);
@@ -151,7 +160,7 @@ describe("the agents' own PostgreSQL connections", () => {
       expect(order.status, JSON.stringify(order.json)).toBe(200);
 
       await blocker.query('ROLLBACK');
-      await waiting;
+      await Promise.all(waiting);
       expect((await queued).leases).toEqual([]);
     } finally {
       await blocker.end();

@@ -43,9 +43,10 @@ import { MarketOwnership } from './market/ownership.js';
 import type { Holder } from './market/ownership.js';
 import { Steward } from './market/steward.js';
 import { openAgentDatabase } from './providers/agent-database.js';
-import { startAgentServer } from './providers/grpc-server.js';
-import type { AgentServer } from './providers/grpc-server.js';
-import { sweepSilentNodes } from './providers/node-health.js';
+import { inThisThread, startAgentServer } from './providers/grpc-server.js';
+import { MarketBackend } from './providers/agent-backend.js';
+import { startAgentThread } from './providers/agent-thread.js';
+import type { AgentThread } from './providers/agent-thread.js';
 import type { ProviderContext } from './providers/provider-context.js';
 
 export interface ExchangeOptions {
@@ -112,9 +113,6 @@ export interface Exchange {
    */
   drain(timeoutMs: number): Promise<{ forced: boolean }>;
 }
-
-/** How often silent agents are looked for (D29: offline after 3 of their intervals). */
-const SWEEP_INTERVAL_MS = 1_000;
 
 function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -208,7 +206,16 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     };
 
     // The agents' calls have PostgreSQL connections of their own (issue 18).
-    const agentDb = openAgentDatabase(config.databaseUrl, config.agentDbConnections, db, logger);
+    // On PostgreSQL the gRPC service runs in a thread of its own, with
+    // GPUX_AGENT_DB_CONNECTIONS there; the few calls it hands to the market
+    // take two more here.
+    const inWorker = config.databaseUrl !== undefined && db.kind === 'postgres';
+    const agentDb = openAgentDatabase(
+      config.databaseUrl,
+      inWorker ? 2 : config.agentDbConnections,
+      db,
+      logger,
+    );
     if (agentDb !== db) stops.push(() => agentDb.close());
     const directory = new Directory(agentDb);
     const providers: ProviderContext = {
@@ -224,12 +231,43 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       logger,
       serving,
     };
-    const grpc: AgentServer = await startAgentServer(providers, {
+    // The agents' gRPC service: on PostgreSQL in a worker thread of its own,
+    // so that agent traffic never holds up this thread, which serves the
+    // customers; on the embedded PGlite (one connection, in this thread)
+    // here. Either way its calls reach the market through the same backend.
+    const backend = new MarketBackend(providers);
+    const grpcOptions = {
       host: config.host,
       port: config.grpcPort,
       tls: config.grpcTls,
       limits: config.agentShare,
-    });
+    };
+    let thread: AgentThread | undefined;
+    let grpc: { readonly port: number; close(): Promise<void> };
+    if (inWorker && config.databaseUrl !== undefined) {
+      thread = await startAgentThread(
+        {
+          databaseUrl: config.databaseUrl,
+          connections: config.agentDbConnections,
+          logLevel: config.logLevel,
+          server: grpcOptions,
+        },
+        backend,
+        logger,
+      );
+      grpc = thread;
+    } else {
+      grpc = await startAgentServer(
+        {
+          ...inThisThread(providers, {
+            clock: () => Date.now(),
+            generation: () => role.steward?.generation ?? 0,
+          }),
+          backend,
+        },
+        grpcOptions,
+      );
+    }
     stops.push(() => grpc.close());
 
     const app = buildApp(
@@ -307,16 +345,6 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           epochs,
           stop: stopOwned,
         };
-        // This takeover's own market (the sweep must not act on a later one's).
-        const ctx: ProviderContext = { db: agentDb, directory, secrets, logger, market, publisher };
-        const sweep = setInterval(() => {
-          sweepSilentNodes(ctx).catch((err: unknown) => {
-            logger.error({ err }, 'looking for silent agents failed; trying again');
-          });
-        }, SWEEP_INTERVAL_MS);
-        sweep.unref();
-        ownedStops.push(() => Promise.resolve(clearInterval(sweep)));
-
         // D23: keys are kept 24 h; forget older ones once an hour.
         const purge = setInterval(() => {
           purgeIdempotencyKeys(db, Date.now()).catch((err: unknown) => {
@@ -348,6 +376,14 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         renewEveryMs: Math.max(100, Math.floor(config.ownerLeaseMs / 3)),
         pollEveryMs: STANDBY_POLL_MS,
         onStandby: (holder) => o.onStandby?.(holder, url, grpc.port),
+        // The agents' thread reads it from shared memory, on its own clock.
+        onChange: () => {
+          const until = role.steward?.servingUntil ?? -Infinity;
+          thread?.serving.set(
+            until === -Infinity ? 0 : performance.timeOrigin + until,
+            role.steward?.generation ?? 0,
+          );
+        },
       },
     );
     role.steward = steward;

@@ -29,6 +29,12 @@ export interface StewardOptions {
   readonly pollEveryMs: number;
   /** Once per spell of standing by, with the holder it waits for. */
   readonly onStandby?: (holder: Holder) => void;
+  /**
+   * After anything that changes what `serving()` says or until when (a
+   * start, a renewal, a loss): for what reads it from another thread
+   * (providers/agent-thread.ts).
+   */
+  readonly onChange?: () => void;
   /** Monotonic milliseconds (performance.now); tests may pass their own. */
   readonly now?: () => number;
 }
@@ -72,6 +78,14 @@ export class Steward<T> {
     this.first.catch(() => undefined);
   }
 
+  /** Raised each time this process takes the market (a start, a takeover). */
+  generation = 0;
+
+  /** Until when (monotonic ms, `now()`'s clock) this process serves; -Infinity: it does not. */
+  get servingUntil(): number {
+    return this.owned !== undefined && !this.lostFlag ? this.validUntil : -Infinity;
+  }
+
   /** Owner, started, and its lease still runs by this process's clock. */
   serving(): boolean {
     return this.owned !== undefined && !this.lostFlag && this.now() < this.validUntil;
@@ -94,6 +108,7 @@ export class Steward<T> {
   lose(): void {
     if (!this.holding) return;
     this.lostFlag = true;
+    this.o.onChange?.();
     this.wake();
   }
 
@@ -166,12 +181,14 @@ export class Steward<T> {
         continue;
       }
       this.owned = owned;
+      this.o.onChange?.();
       this.resolveFirstWith(owned);
       const why = await held;
       this.holding = false;
       this.owned = undefined;
       this.lostFlag = false;
       this.validUntil = -Infinity;
+      this.o.onChange?.();
       if (why === 'lost') {
         this.o.logger.warn('this process lost the market to another exchange process; standing by');
         await this.hooks.stop(owned, 'lost').catch((err: unknown) => {
@@ -194,6 +211,7 @@ export class Steward<T> {
       try {
         const r = await this.ownership.tryAcquire(atStart);
         if (r.acquired) {
+          this.generation++;
           this.validUntil = sent + this.ownership.leaseMs * (1 - SAFETY_SHARE);
           if (announced)
             this.o.logger.info({ epochs: Object.fromEntries(r.epochs) }, 'took over the market');
@@ -233,6 +251,7 @@ export class Steward<T> {
       try {
         await this.ownership.renew();
         this.validUntil = sent + this.ownership.leaseMs * (1 - SAFETY_SHARE);
+        this.o.onChange?.();
       } catch (err) {
         if (err instanceof OwnershipLost) return 'lost';
         // The database did not answer: serve while the lease lasts, then

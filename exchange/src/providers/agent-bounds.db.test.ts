@@ -65,6 +65,7 @@ describe('bounds on what an agent sends (issue 18)', () => {
     const beat = await h.call(h.client.heartbeat, p.token, largestHeartbeat(clusterId, hostnames));
     expect(beat.nodes).toHaveLength(MAX_CLUSTER_NODES);
     expect(beat.nodes.every((n) => n.status === NodeStatus.NODE_STATUS_ONLINE)).toBe(true);
+    await h.server.front.flush();
     const [stored] = await h.ex.db.query<{ n: number; gpus: number }>(
       'SELECT count(*)::int AS n, min(jsonb_array_length(gpus))::int AS gpus FROM nodes WHERE cluster_id = $1',
       [clusterId],

@@ -20,6 +20,11 @@ export function openAgentDatabase(
   logger: Logger,
 ): Database {
   if (databaseUrl === undefined || shared.kind !== 'postgres') return shared;
+  return agentPool(databaseUrl, connections, logger);
+}
+
+/** A pool of the agents' own on PostgreSQL (the agents' worker thread opens its own). */
+export function agentPool(databaseUrl: string, connections: number, logger: Logger): Database {
   const url = new URL(databaseUrl);
   url.searchParams.set('application_name', AGENT_APPLICATION_NAME);
   return openPostgres(url.toString(), connections, logger);

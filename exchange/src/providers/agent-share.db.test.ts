@@ -11,16 +11,24 @@ import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ADMIN_TOKEN } from '../market/testing/test-exchange.js';
-import { runtimeOf } from './agent-runtime.js';
 import { DEFAULT_AGENT_SHARE, IN_FLIGHT_RETRY_MS } from './agent-share.js';
 import { RETRY_AFTER_MS } from './grpc-server.js';
 import { agentHarness } from './testing/agent-harness.js';
 import type { AgentHarness, Failed, Provider } from './testing/agent-harness.js';
 
 let h: AgentHarness;
+/** While set, the market's side waits for it before it runs a call. */
+let gate: Promise<void> | undefined;
 
 beforeAll(async () => {
   h = await agentHarness({
+    backend: (b) => ({
+      run: async (method, caller, request) => {
+        await gate;
+        return b.run(method, caller, request);
+      },
+      reportNodes: (reports) => b.reportNodes(reports),
+    }),
     server: { limits: { ...DEFAULT_AGENT_SHARE, sellsPerMinute: 2 } },
     exchange: { rateLimits: { query: 5, create: 5, cancel: 5 } },
   });
@@ -111,9 +119,10 @@ describe("each provider's share of the agents' service (issue 18)", () => {
 
   it("a provider's calls in flight are bounded: one more is RESOURCE_EXHAUSTED until one ends", async () => {
     const p = await h.provider(1, 'b300', 'eu-west-1');
-    // Hold the lane of node writes: the provider's Attaches wait in it, in flight.
+    // Hold the market's side: the provider's Attaches wait there, in flight.
     let open: () => void = () => undefined;
-    const held = runtimeOf(h.ctx).lane.run(() => new Promise<void>((r) => (open = r)));
+    const held = new Promise<void>((r) => (open = r));
+    gate = held;
     const { callsInFlight } = DEFAULT_AGENT_SHARE;
     const results = Array.from({ length: callsInFlight + 1 }, () =>
       attachSlow(p).then(
@@ -127,6 +136,7 @@ describe("each provider's share of the agents' service (issue 18)", () => {
     expect(first?.details).toContain(`at most ${callsInFlight} calls of this provider at once`);
     open();
     await held;
+    gate = undefined;
     expect((await Promise.all(results)).filter((e) => e !== undefined)).toHaveLength(1);
     // They ended: the next call is admitted.
     await attachSlow(p);

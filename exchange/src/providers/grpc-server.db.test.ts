@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { balanceOf } from '../ledger/ledger.js';
 import type { TestExchange } from '../market/testing/test-exchange.js';
-import { sweepSilentNodes } from './node-health.js';
 import { agentHarness } from './testing/agent-harness.js';
 import type { AgentHarness, Provider } from './testing/agent-harness.js';
 
@@ -105,6 +104,8 @@ describe('the agents gRPC service (D29)', () => {
       NodeStatus.NODE_STATUS_ONLINE,
       NodeStatus.NODE_STATUS_ONLINE,
     ]);
+    // Heartbeats' facts are written in batches (agent-front.ts).
+    await h.server.front.flush();
     const [row] = await ex.db.query<{ gpus: unknown }>(
       'SELECT gpus FROM nodes WHERE cluster_id = $1 LIMIT 1',
       [p.clusterId],
@@ -279,12 +280,12 @@ describe('the agents gRPC service (D29)', () => {
       windowHours: 168,
     });
     ex.clock.advance(14_000);
-    await sweepSilentNodes(h.ctx);
+    await h.server.front.sweep();
     expect(
       (await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders,
     ).toHaveLength(1);
     ex.clock.advance(2_000);
-    expect(await sweepSilentNodes(h.ctx)).toBeGreaterThanOrEqual(2);
+    expect(await h.server.front.sweep()).toBeGreaterThanOrEqual(2);
     const statuses = await ex.db.query<{ status: string }>(
       'SELECT status FROM nodes WHERE cluster_id = $1',
       [p.clusterId],

@@ -7,20 +7,29 @@
 // Every field is bounded (agent-limits.ts), checked before anything is
 // read or written. Each provider has its share of calls (agent-share.ts):
 // its own limits, apart from the REST limits of D18, which agents' calls
-// do not count in.
+// do not count in. Heartbeats are kept here (agent-front.ts); what needs
+// the market goes to its backend (agent-backend.ts), in this thread or, on
+// PostgreSQL, from a worker thread of its own (agent-thread.ts).
 
 import { readFileSync } from 'node:fs';
 
 import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { ServiceError, handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { AgentServiceService, NodeStatus } from '@gpux/proto';
-import type { AgentServiceServer, Node } from '@gpux/proto';
+import { AgentServiceService } from '@gpux/proto';
+import type { AgentServiceServer, AttachRequest, AttachResponse } from '@gpux/proto';
 import { GpuxError } from '@gpux/shared';
 
 import type { Principal } from '../accounts/accounts.js';
+import type { ClusterRef } from '../accounts/directory.js';
 import { bearerToken } from '../auth/tokens.js';
+import { MarketBackend, protoNode } from './agent-backend.js';
+import type { ForwardedMethod } from './agent-backend.js';
+import type { KnownCluster } from './agent-clusters.js';
+import { AgentFront } from './agent-front.js';
+import type { FrontOptions, ReportedNode } from './agent-front.js';
 import {
   checkAttach,
+  checkCount,
   checkHeartbeat,
   checkReportFailed,
   checkReportProvisioned,
@@ -28,12 +37,8 @@ import {
 import { MAX_MESSAGE_BYTES } from './agent-limits.js';
 import { AgentShare } from './agent-share.js';
 import type { AgentCallKind, AgentShareLimits, Exhausted } from './agent-share.js';
-import { attach, heartbeat } from './node-health.js';
-import type { NodeView } from './node-health.js';
-import { AgentCallError, ownKnownCluster } from './provider-context.js';
+import { AgentCallError, invalid, ownKnownCluster } from './provider-context.js';
 import type { ProviderContext } from './provider-context.js';
-import { listLeases, reportFailed, reportProvisioned, reportRevoked } from './provider-leases.js';
-import { listSells, publishSell, withdrawSell } from './provider-sells.js';
 
 export interface GrpcTls {
   readonly certFile: string;
@@ -51,25 +56,21 @@ export interface AgentServerOptions {
   readonly limits?: AgentShareLimits | undefined;
 }
 
-export interface AgentServer {
-  readonly port: number;
-  /** Stop taking calls; calls in flight finish. */
-  close(): Promise<void>;
+/** What the service works with where it runs (this thread, or the agents' worker thread). */
+export interface ServiceContext extends FrontOptions {
+  /** Principals of agents' tokens and providers' clusters (accounts/directory.ts). */
+  readonly directory: {
+    principal(token: string): Promise<Principal | undefined>;
+    clustersOf(accountId: string, fresh?: boolean): Promise<readonly ClusterRef[]>;
+  };
 }
 
-const STATUS: Record<NodeView['status'], NodeStatus> = {
-  available: NodeStatus.NODE_STATUS_AVAILABLE,
-  online: NodeStatus.NODE_STATUS_ONLINE,
-  offline: NodeStatus.NODE_STATUS_OFFLINE,
-};
-
-function node(n: NodeView): Node {
-  return {
-    nodeId: n.nodeId,
-    hostname: n.hostname,
-    status: STATUS[n.status],
-    leaseId: n.leaseId ?? '',
-  };
+export interface AgentServer {
+  readonly port: number;
+  /** The heartbeats' side (tests ask it to sweep or write now). */
+  readonly front: AgentFront;
+  /** Stop taking calls; calls in flight finish; what heartbeats said is written. */
+  close(): Promise<void>;
 }
 
 function credentials(tls: GrpcTls | undefined): ServerCredentials {
@@ -81,7 +82,7 @@ function credentials(tls: GrpcTls | undefined): ServerCredentials {
   );
 }
 
-async function callerOf(ctx: ProviderContext, metadata: Metadata): Promise<Principal> {
+async function callerOf(ctx: ServiceContext, metadata: Metadata): Promise<Principal> {
   const [header] = metadata.get('authorization');
   const token = typeof header === 'string' ? bearerToken(header) : undefined;
   if (token === undefined) {
@@ -98,27 +99,31 @@ async function callerOf(ctx: ProviderContext, metadata: Metadata): Promise<Princ
 
 /**
  * The caller's share (agent-share.ts): a call in flight more, and one call
- * of `kind` for its cluster. Returns what ends the call's place in flight.
+ * of `kind` for its cluster. Returns the cluster and what ends the call's
+ * place in flight.
  */
 async function admit(
-  ctx: ProviderContext,
+  ctx: ServiceContext,
   share: AgentShare,
   caller: Principal,
   kind: AgentCallKind,
   clusterId: string,
-): Promise<() => void> {
-  const clusters = await ctx.directory.clustersOf(caller.accountId);
+): Promise<{ known: KnownCluster; leave: () => void }> {
+  const known = await ownKnownCluster(ctx, caller, clusterId);
+  let clusters = await ctx.directory.clustersOf(caller.accountId);
+  // A cluster made since the list was read (by the admin API, in another thread).
+  if (!clusters.some((c) => c.id === known.row.id))
+    clusters = await ctx.directory.clustersOf(caller.accountId, true);
   const leave = share.enter(caller.accountId, clusters.length);
   if (typeof leave !== 'function') throw exhausted(leave);
   try {
-    const known = await ownKnownCluster(ctx, caller, clusterId);
     const over = share.take(kind, {
       id: known.row.id,
       nodes: known.nodes.size,
       heartbeatMs: known.row.heartbeat_ms,
     });
     if (over !== undefined) throw exhausted(over);
-    return leave;
+    return { known, leave };
   } catch (err) {
     leave();
     throw err;
@@ -133,15 +138,15 @@ const exhausted = (e: Exhausted): AgentCallError =>
  * request's bounds first), and turn what is thrown into a gRPC status.
  */
 function unary<Req extends { clusterId: string }, Res>(
-  ctx: ProviderContext,
+  ctx: ServiceContext,
   share: AgentShare,
   method: string,
   kind: AgentCallKind,
-  run: (caller: Principal, request: Req) => Promise<Res>,
+  run: (caller: Principal, request: Req, known: KnownCluster) => Promise<Res>,
 ): handleUnaryCall<Req, Res> {
   return (call, callback: sendUnaryData<Res>) => {
     // A standby (docs/ownership.md) takes no agent call: not even a token lookup.
-    if (ctx.serving !== undefined && !ctx.serving()) {
+    if (!ctx.serving()) {
       const message =
         'this exchange process does not own the market now (a standby); retry shortly';
       callback({ code: status.UNAVAILABLE, details: message, message });
@@ -150,8 +155,9 @@ function unary<Req extends { clusterId: string }, Res>(
     let leave: (() => void) | undefined;
     callerOf(ctx, call.metadata)
       .then(async (caller) => {
-        leave = await admit(ctx, share, caller, kind, call.request.clusterId);
-        return run(caller, call.request);
+        const admitted = await admit(ctx, share, caller, kind, call.request.clusterId);
+        leave = admitted.leave;
+        return run(caller, call.request, admitted.known);
       })
       .then(
         (response) => callback(null, response),
@@ -161,7 +167,7 @@ function unary<Req extends { clusterId: string }, Res>(
   };
 }
 
-function toServiceError(ctx: ProviderContext, method: string, err: unknown): Partial<ServiceError> {
+function toServiceError(ctx: ServiceContext, method: string, err: unknown): Partial<ServiceError> {
   if (err instanceof AgentCallError) {
     if (err.retryAfterMs === undefined)
       return { code: err.code, details: err.message, message: err.message };
@@ -184,111 +190,120 @@ function toServiceError(ctx: ProviderContext, method: string, err: unknown): Par
 /** The trailing metadata key of the milliseconds to wait after RESOURCE_EXHAUSTED. */
 export const RETRY_AFTER_MS = 'retry-after-ms';
 
-export function agentService(ctx: ProviderContext, share: AgentShare): AgentServiceServer {
+/** A heartbeat's nodes, checked against its cluster: its own hostnames, each once. */
+function reportedNodes(
+  known: KnownCluster,
+  r: Parameters<typeof checkHeartbeat>[0],
+): ReportedNode[] {
+  const clusterId = known.row.id;
+  const nodes = known.nodes;
+  checkCount(r.nodes, 'nodes', nodes.size, `cluster ${clusterId} has ${nodes.size} nodes`);
+  const listed = new Set<string>();
+  return r.nodes.map((n, i) => {
+    const node = nodes.get(n.hostname.toLowerCase());
+    if (node === undefined)
+      throw invalid(`nodes[${i}].hostname: cluster ${clusterId} has no node ${n.hostname}`);
+    if (listed.has(node.id))
+      throw invalid(`nodes[${i}].hostname: ${node.hostname} is listed twice; each node once`);
+    listed.add(node.id);
+    return {
+      id: node.id,
+      healthy: n.healthy,
+      gpus: n.gpus,
+      problem: n.healthy ? null : n.problem || 'unhealthy',
+    };
+  });
+}
+
+export function agentService(
+  ctx: ServiceContext,
+  front: AgentFront,
+  share: AgentShare,
+): AgentServiceServer {
+  const forward =
+    <Req extends { clusterId: string }, Res>(
+      method: ForwardedMethod,
+      kind: AgentCallKind,
+      check?: (r: Req) => void,
+    ): handleUnaryCall<Req, Res> =>
+    (call, callback) =>
+      unary<Req, Res>(ctx, share, method, kind, async (caller, r) => {
+        check?.(r);
+        return (await ctx.backend.run(method, caller, r)) as Res;
+      })(call, callback);
   return {
-    attach: unary(ctx, share, 'Attach', 'read', async (caller, r) => {
+    attach: unary(ctx, share, 'Attach', 'read', async (caller, r: AttachRequest, known) => {
       checkAttach(r);
-      const a = await attach(ctx, caller, {
-        clusterId: r.clusterId,
-        heartbeatIntervalSeconds: r.heartbeatIntervalSeconds,
-        agentVersion: r.agentVersion,
-        provisioner: r.provisioner,
-        host: r.host === undefined ? undefined : { ...r.host },
-      });
-      return {
-        clusterId: a.cluster.id,
-        gpuType: a.cluster.gpu_type,
-        zone: a.cluster.zone,
-        nodes: a.nodes.map(node),
-        events: a.events,
-        offlineAfterSeconds: a.offlineAfterSeconds,
-      };
+      const answer = (await ctx.backend.run('Attach', caller, r)) as AttachResponse;
+      await front.attached(known, r.heartbeatIntervalSeconds * 1000);
+      return answer;
     }),
-    heartbeat: unary(ctx, share, 'Heartbeat', 'heartbeat', async (caller, r) => {
+    heartbeat: unary(ctx, share, 'Heartbeat', 'heartbeat', async (_caller, r, known) => {
       checkHeartbeat(r);
-      const nodes = await heartbeat(
-        ctx,
-        caller,
-        r.clusterId,
-        r.nodes.map((n) => ({
-          hostname: n.hostname,
-          healthy: n.healthy,
-          problem: n.problem,
-          gpus: n.gpus.map((g) => ({ ...g })),
-        })),
-      );
-      return { nodes: nodes.map(node) };
+      const nodes = await front.heartbeat(known, reportedNodes(known, r));
+      return { nodes: nodes.map(protoNode) };
     }),
-    listSells: unary(ctx, share, 'ListSells', 'read', async (caller, r) => ({
-      orders: await listSells(ctx, caller, r.clusterId),
-    })),
-    publishSell: unary(ctx, share, 'PublishSell', 'sell', async (caller, r) => {
-      const placed = await publishSell(ctx, caller, {
-        clusterId: r.clusterId,
-        nodes: r.nodes,
-        priceCents: r.priceCents,
-        windowHours: r.windowHours,
-      });
-      return 'ok' in placed
-        ? { result: { $case: 'refusal', value: { code: placed.code, message: placed.message } } }
-        : { result: { $case: 'order', value: placed } };
-    }),
-    withdrawSell: unary(ctx, share, 'WithdrawSell', 'sell', async (caller, r) => ({
-      cancelledNodes: await withdrawSell(ctx, caller, r.clusterId, r.orderId),
-    })),
-    listLeases: unary(ctx, share, 'ListLeases', 'read', async (caller, r) => {
-      const { leases, asOf } = await listLeases(ctx, caller, r.clusterId);
-      return {
-        asOf,
-        leases: leases.map((l) => ({
-          ...l,
-          nodes: [...l.nodes],
-          sshPublicKeys: [...l.sshPublicKeys],
-        })),
-      };
-    }),
-    reportProvisioned: unary(ctx, share, 'ReportProvisioned', 'report', async (caller, r) => {
-      checkReportProvisioned(r);
-      return {
-        leaseStatus: await reportProvisioned(ctx, caller, {
-          clusterId: r.clusterId,
-          leaseId: r.leaseId,
-          sshEndpoints: r.sshEndpoints,
-          sshHostKeys: r.sshHostKeys,
-          kubeconfig: r.kubeconfig,
-        }),
-      };
-    }),
-    reportRevoked: unary(ctx, share, 'ReportRevoked', 'report', async (caller, r) => ({
-      leaseStatus: await reportRevoked(ctx, caller, r.clusterId, r.leaseId),
-    })),
-    reportFailed: unary(ctx, share, 'ReportFailed', 'report', async (caller, r) => {
-      checkReportFailed(r);
-      return { leaseStatus: await reportFailed(ctx, caller, r) };
-    }),
+    listSells: forward('ListSells', 'read'),
+    publishSell: forward('PublishSell', 'sell'),
+    withdrawSell: forward('WithdrawSell', 'sell'),
+    listLeases: forward('ListLeases', 'read'),
+    reportProvisioned: forward('ReportProvisioned', 'report', checkReportProvisioned),
+    reportRevoked: forward('ReportRevoked', 'report'),
+    reportFailed: forward('ReportFailed', 'report', checkReportFailed),
   };
 }
 
 export async function startAgentServer(
-  ctx: ProviderContext,
+  ctx: ServiceContext,
   o: AgentServerOptions,
 ): Promise<AgentServer> {
   // The largest valid message, not grpc-js's 4 MiB: a larger one is
   // RESOURCE_EXHAUSTED before it is decoded (agent-limits.ts).
   const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
-  server.addService(AgentServiceService, agentService(ctx, new AgentShare(o.limits)));
+  const front = new AgentFront(ctx);
+  server.addService(AgentServiceService, agentService(ctx, front, new AgentShare(o.limits)));
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${o.port}`, credentials(o.tls), (err, bound) => {
-      if (err === null) resolve(bound);
-      else reject(err);
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      server.bindAsync(`${host}:${o.port}`, credentials(o.tls), (err, bound) => {
+        if (err === null) resolve(bound);
+        else reject(err);
+      });
     });
-  });
+  } catch (err) {
+    await front.close();
+    throw err;
+  }
   return {
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    front,
+    async close() {
+      await new Promise<void>((resolve) => {
         server.tryShutdown(() => resolve());
-      }),
+      });
+      await front.close();
+    },
+  };
+}
+
+/**
+ * The service over this thread's own market (the embedded PGlite, tests):
+ * its backend called directly.
+ */
+export function inThisThread(
+  ctx: ProviderContext,
+  o: Partial<Pick<FrontOptions, 'generation' | 'sweepEveryMs' | 'flushEveryMs' | 'clock'>> = {},
+): ServiceContext {
+  return {
+    db: ctx.db,
+    directory: ctx.directory,
+    backend: new MarketBackend(ctx),
+    logger: ctx.logger,
+    clock: o.clock ?? (() => ctx.market.clock.now()),
+    serving: ctx.serving ?? (() => true),
+    generation: o.generation ?? (() => 0),
+    ...(o.sweepEveryMs === undefined ? {} : { sweepEveryMs: o.sweepEveryMs }),
+    ...(o.flushEveryMs === undefined ? {} : { flushEveryMs: o.flushEveryMs }),
   };
 }

@@ -70,7 +70,7 @@ export function checkId(value: string, field: string): string {
  * it is another provider's (the provider's token may not act on it).
  */
 export async function ownCluster(
-  ctx: ProviderContext,
+  ctx: Pick<ProviderContext, 'db'>,
   caller: Principal,
   clusterId: string,
 ): Promise<ClusterRow> {
@@ -79,7 +79,7 @@ export async function ownCluster(
 
 /** ownCluster with its nodes, as the agents' service keeps them (agent-clusters.ts). */
 export async function ownKnownCluster(
-  ctx: ProviderContext,
+  ctx: Pick<ProviderContext, 'db'>,
   caller: Principal,
   clusterId: string,
 ): Promise<KnownCluster> {

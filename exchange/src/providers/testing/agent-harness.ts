@@ -24,7 +24,8 @@ import type {
   TestExchange,
   TestExchangeOptions,
 } from '../../market/testing/test-exchange.js';
-import { startAgentServer } from '../grpc-server.js';
+import type { AgentBackend } from '../agent-backend.js';
+import { inThisThread, startAgentServer } from '../grpc-server.js';
 import type { AgentServer, AgentServerOptions } from '../grpc-server.js';
 import type { ProviderContext } from '../provider-context.js';
 
@@ -48,6 +49,8 @@ export interface Failed {
 export interface AgentHarness {
   readonly ex: TestExchange;
   readonly ctx: ProviderContext;
+  /** The service (its front sweeps silent nodes and writes heartbeats when asked). */
+  readonly server: AgentServer;
   readonly client: AgentServiceClient;
   /** One RPC with `token`; resolves with the response or rejects with the ServiceError. */
   call<Req, Res>(method: Method<Req, Res>, token: string, request: Req): Promise<Res>;
@@ -68,6 +71,8 @@ export interface AgentHarnessOptions {
   readonly exchange?: TestExchangeOptions;
   /** What the agents' service queries through (a test counts its statements). */
   readonly agentDb?: (db: Database) => Database;
+  /** What the service hands the market's calls to (a test holds them). */
+  readonly backend?: (b: AgentBackend) => AgentBackend;
 }
 
 export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHarness> {
@@ -85,7 +90,12 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
   let server: AgentServer | undefined;
   let client: AgentServiceClient | undefined;
   try {
-    server = await startAgentServer(ctx, { ...o.server, host: '127.0.0.1', port: 0 });
+    // The market's clock; silence and heartbeats' writes only when a test asks.
+    const service = inThisThread(ctx, { sweepEveryMs: 0, flushEveryMs: 0 });
+    server = await startAgentServer(
+      { ...service, backend: o.backend?.(service.backend) ?? service.backend },
+      { ...o.server, host: '127.0.0.1', port: 0 },
+    );
     client = new AgentServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
   } catch (err) {
     await server?.close();
@@ -106,6 +116,7 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
   const h: AgentHarness = {
     ex,
     ctx,
+    server: s,
     client: c,
     call,
     async failure(p) {

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+
+import { NodeLiveness, SILENT_INTERVALS } from './node-liveness.js';
+
+const INTERVAL = 5_000;
+const gpus = [{ index: 0, name: 'H100' }];
+
+describe('NodeLiveness (D29, issue 18)', () => {
+  it("a node is silent after 3 of its agent's intervals without a heartbeat, counted from the attach", () => {
+    const l = new NodeLiveness();
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_1' }, { id: 'nod_2' }], 0);
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 10_000);
+    expect(l.silent(SILENT_INTERVALS * INTERVAL)).toEqual([]);
+    expect(l.silent(SILENT_INTERVALS * INTERVAL + 1)).toEqual([
+      { clusterId: 'cls_a', nodeIds: ['nod_2'] },
+    ]);
+    expect(l.silent(10_000 + SILENT_INTERVALS * INTERVAL + 1)).toEqual([
+      { clusterId: 'cls_a', nodeIds: ['nod_1', 'nod_2'] },
+    ]);
+  });
+
+  it('a node its book already holds offline is not reported silent again', () => {
+    const l = new NodeLiveness();
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_1' }], 0);
+    l.saw([{ nodeId: 'nod_1', status: 'offline' }]);
+    expect(l.silent(60_000)).toEqual([]);
+    l.saw([{ nodeId: 'nod_1', status: 'online' }]);
+    expect(l.silent(60_000)).toHaveLength(1);
+  });
+
+  it('a reset (a takeover) counts silence from when the nodes are watched again', () => {
+    const l = new NodeLiveness();
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_1' }], 0);
+    l.reset();
+    expect(l.size).toBe(0);
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_1', status: 'online' }], 100_000);
+    expect(l.silent(100_000 + SILENT_INTERVALS * INTERVAL)).toEqual([]);
+  });
+
+  it('writes a node when its facts change, and its heartbeat time at least every touch interval', () => {
+    const l = new NodeLiveness(30_000);
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_2' }, { id: 'nod_1' }], 0);
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_2', gpus, problem: null }], 1_000);
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 1_000);
+    // New facts: both, in id order.
+    expect(l.dirty(2_000)).toEqual([
+      { id: 'nod_1', heardMs: 1_000, gpus: JSON.stringify(gpus), problem: null },
+      { id: 'nod_2', heardMs: 1_000, gpus: JSON.stringify(gpus), problem: null },
+    ]);
+    // The same facts again: nothing until the touch interval has passed.
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 6_000);
+    expect(l.dirty(7_000)).toEqual([]);
+    expect(l.dirty(32_000)).toEqual([{ id: 'nod_1', heardMs: 6_000, gpus: null, problem: null }]);
+    // A problem is a change of facts.
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_2', gpus, problem: 'xid 79' }], 33_000);
+    expect(l.dirty(33_000)).toEqual([
+      { id: 'nod_2', heardMs: 33_000, gpus: JSON.stringify(gpus), problem: 'xid 79' },
+    ]);
+  });
+
+  it('rows that were not written are written the next time', () => {
+    const l = new NodeLiveness();
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 1_000);
+    const rows = l.dirty(1_000);
+    expect(rows).toHaveLength(1);
+    expect(l.dirty(1_000)).toEqual([]);
+    l.unwritten(rows);
+    expect(l.dirty(1_000)).toEqual(rows);
+  });
+});
