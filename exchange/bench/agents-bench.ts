@@ -159,7 +159,8 @@ export async function runAgentsBench(argv: readonly string[]): Promise<void> {
     const t0 = performance.now();
     const grpcPort = await freePort();
     const url = await exchange.start({
-      nodeArgs: [],
+      // BENCH_EXCHANGE_NODE_ARGS: node flags for the exchange, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+      nodeArgs: (process.env['BENCH_EXCHANGE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
       // The in-process bus: no JetStream consumer per attached agent.
       env: { GRPC_PORT: String(grpcPort), NATS_URL: '', NATS_CREDS: '' },
       onLog: (line) => {
