@@ -12,8 +12,9 @@
 //   before the caller hears it does not exist.
 
 import type { Queryable } from '../db/database.js';
+import { hashToken } from '../auth/tokens.js';
 import type { Principal } from './accounts.js';
-import { principalOf } from './accounts.js';
+import { principalOf, principalsOf } from './accounts.js';
 
 export interface ClusterRef {
   readonly id: string;
@@ -50,6 +51,26 @@ export class Directory {
     if (this.principals.size >= this.maxEntries) this.principals.clear();
     this.principals.set(token, { value: p, until: t + this.ttlMs });
     return p;
+  }
+
+  /**
+   * Read every principal kept again, in one statement, and keep each for
+   * another `ttlMs`; a token revoked meanwhile is forgotten. Run every few
+   * seconds where many callers keep coming back (the agents' service: a
+   * heartbeat of every agent every few seconds), it spares a lookup per
+   * caller per `ttlMs`, and a revocation still takes effect within it.
+   */
+  async renew(): Promise<void> {
+    const t = this.now();
+    const tokens = [...this.principals.keys()];
+    if (tokens.length === 0) return;
+    const hashes = tokens.map((token) => hashToken(token));
+    const live = await principalsOf(this.db, hashes);
+    tokens.forEach((token, i) => {
+      const p = live.get(hashes[i]?.toString('hex') ?? '');
+      if (p === undefined) this.principals.delete(token);
+      else this.principals.set(token, { value: p, until: t + this.ttlMs });
+    });
   }
 
   /** A cluster was added to the account (POST /v1/admin/clusters). */

@@ -62,6 +62,15 @@ const db = agentPool(setup.databaseUrl, setup.connections, logger);
 const serving = new SharedServing(setup.serving);
 const backend = new PortBackend();
 let server: AgentServer | undefined;
+const directory = new Directory(db);
+// Every agent comes back every few seconds: its token's principal is read
+// again for all of them at once, not one lookup each (directory.ts).
+const renewing = setInterval(() => {
+  directory.renew().catch((err: unknown) => {
+    logger.warn({ err }, "renewing the agents' tokens failed; trying again");
+  });
+}, 5_000);
+renewing.unref();
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'reply') {
@@ -69,6 +78,7 @@ port.on('message', (m: ToWorker) => {
     return;
   }
   void (async () => {
+    clearInterval(renewing);
     await server?.close();
     await db.close();
     send({ type: 'closed' });
@@ -79,7 +89,7 @@ try {
   server = await startAgentServer(
     {
       db,
-      directory: new Directory(db),
+      directory,
       backend,
       logger,
       clock: () => Date.now(),
