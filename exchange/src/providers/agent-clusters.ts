@@ -3,8 +3,10 @@
 // from PostgreSQL on every call would make agent traffic cost the database
 // in proportion to its rate. A cluster's nodes never change once the admin
 // API made them (D31), so they are read once; the cluster's row (its
-// declared heartbeat interval) is read again after `ttlMs`, and Attach
-// updates it here when it writes it. Unknown clusters are not remembered.
+// declared heartbeat interval) is read again after `ttlMs` (10 minutes),
+// Attach updates it here when it writes it, and the service forgets it all
+// when it begins to serve the market again (a takeover: another process may
+// have taken Attaches meanwhile). Unknown clusters are not remembered.
 
 import type { Queryable } from '../db/database.js';
 import type { ClusterRow } from './provider-context.js';
@@ -32,7 +34,7 @@ export class AgentClusters {
 
   constructor(
     private readonly db: Queryable,
-    private readonly ttlMs = 60_000,
+    private readonly ttlMs = 600_000,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -49,6 +51,11 @@ export class AgentClusters {
       this.reading.set(clusterId, read);
     }
     return read;
+  }
+
+  /** Forget every cluster (this process begins to serve the market again). */
+  clear(): void {
+    this.entries.clear();
   }
 
   /** Attach wrote the cluster's declared interval. */

@@ -110,6 +110,7 @@ export class AgentFront {
     if (this.made === generation) return;
     this.making ??= (async () => {
       this.liveness.reset();
+      runtimeOf(this.o).clusters.clear();
       const rows = await this.o.db.query<{
         id: string;
         cluster_id: string;
