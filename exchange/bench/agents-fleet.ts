@@ -1,17 +1,21 @@
 // One fleet of simulated agents for `npm run bench -- agents`, as a child
 // process of the bench (agents-fleets.ts forks it; one Node process cannot
 // drive 5,000 connections at rate beside the bench's REST load). Each agent
-// is what a real agent is to the exchange: a gRPC channel of its own
-// (grpc.use_local_subchannel_pool, so no two share a connection), its
-// provider's token, a cluster of 2 nodes, an Attach, then a heartbeat with
-// both nodes' 8 GPUs every declared interval. Commands and answers go over
+// is what a real agent is to the exchange: an HTTP/2 connection of its own
+// to the gRPC service, its provider's token, a cluster of 2 nodes, an
+// Attach, then a heartbeat with both nodes' 8 GPUs every declared interval.
+// Its calls go through the bench's lean gRPC client (grpc-client.ts), not
+// grpc-js, whose CPU per call took from what the bench measures; each
+// agent's heartbeat is encoded once. Commands and answers go over
 // the fork IPC channel (FleetRequest → FleetReply). Timestamps are
 // performance.timeOrigin-based epoch ms, comparable across processes.
 
-import { Metadata, credentials, status } from '@grpc/grpc-js';
-import type { ServiceError } from '@grpc/grpc-js';
-import { AgentServiceClient } from '@gpux/proto';
-import type { Gpu, HeartbeatRequest, NodeHealth } from '@gpux/proto';
+import { status } from '@grpc/grpc-js';
+import { AgentServiceService } from '@gpux/proto';
+import type { Gpu, NodeHealth } from '@gpux/proto';
+
+import { LeanGrpcClient } from './grpc-client.js';
+import type { PreparedCall } from './grpc-client.js';
 
 export interface FleetAgent {
   readonly token: string;
@@ -111,57 +115,46 @@ export function inventory(agentIndex: number, hostnames: readonly string[]): Nod
   }));
 }
 
+const { attach: ATTACH, heartbeat: HEARTBEAT } = AgentServiceService;
+
 class SimAgent {
-  private readonly client: AgentServiceClient;
-  private readonly metadata = new Metadata();
-  readonly request: HeartbeatRequest;
+  private readonly client: LeanGrpcClient;
+  /** Its heartbeat: the same content every time, so encoded once. */
+  private readonly beat: PreparedCall;
 
   constructor(
     target: string,
     readonly a: FleetAgent,
     index: number,
   ) {
-    this.client = new AgentServiceClient(target, credentials.createInsecure(), {
-      'grpc.use_local_subchannel_pool': 1,
-    });
-    this.metadata.set('authorization', `Bearer ${a.token}`);
-    this.request = { clusterId: a.clusterId, nodes: inventory(index, a.hostnames) };
+    this.client = new LeanGrpcClient({ target, deadlineMs: DEADLINE_MS });
+    const request = { clusterId: a.clusterId, nodes: inventory(index, a.hostnames) };
+    this.beat = this.client.prepare(HEARTBEAT.path, HEARTBEAT.requestSerialize(request), a.token);
   }
 
-  attach(intervalSeconds: number): Promise<string> {
-    return new Promise((resolve) => {
-      this.client.attach(
-        {
-          clusterId: this.a.clusterId,
-          heartbeatIntervalSeconds: intervalSeconds,
-          agentVersion: 'bench-agents',
-          provisioner: 'simulated',
-          host: {
-            hostname: this.a.hostnames[0] ?? 'host',
-            os: 'Ubuntu 22.04.4 LTS',
-            cpuModel: 'AMD EPYC 9454 48-Core Processor',
-            cpuCores: 96,
-            memoryMib: 1_547_000,
-          },
-        },
-        this.metadata,
-        { deadline: Date.now() + DEADLINE_MS },
-        (err) => resolve(codeOf(err)),
-      );
+  async attach(intervalSeconds: number): Promise<string> {
+    const request = ATTACH.requestSerialize({
+      clusterId: this.a.clusterId,
+      heartbeatIntervalSeconds: intervalSeconds,
+      agentVersion: 'bench-agents',
+      provisioner: 'simulated',
+      host: {
+        hostname: this.a.hostnames[0] ?? 'host',
+        os: 'Ubuntu 22.04.4 LTS',
+        cpuModel: 'AMD EPYC 9454 48-Core Processor',
+        cpuCores: 96,
+        memoryMib: 1_547_000,
+      },
     });
+    const answer = await this.client.call(this.client.prepare(ATTACH.path, request, this.a.token));
+    return codeName(answer.code);
   }
 
   /** One heartbeat; resolves with its gRPC status name and latency. */
-  heartbeat(): Promise<{ code: string; ms: number }> {
+  async heartbeat(): Promise<{ code: string; ms: number }> {
     const t0 = performance.now();
-    return new Promise((resolve) => {
-      this.client.heartbeat(
-        this.request,
-        this.metadata,
-        { deadline: Date.now() + DEADLINE_MS },
-        (err) => resolve({ code: codeOf(err), ms: performance.now() - t0 }),
-      );
-    });
+    const answer = await this.client.call(this.beat);
+    return { code: codeName(answer.code), ms: performance.now() - t0 };
   }
 
   close(): void {
@@ -169,9 +162,8 @@ class SimAgent {
   }
 }
 
-function codeOf(err: ServiceError | null): string {
-  if (err === null) return 'OK';
-  return status[err.code] ?? String(err.code);
+function codeName(code: status): string {
+  return status[code] ?? String(code);
 }
 
 function count(codes: Codes, code: string): void {
