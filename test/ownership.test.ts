@@ -46,10 +46,11 @@ async function database(): Promise<string> {
 }
 
 /** An exchange on `url` whose lease is 2 s (a standby takes over soon after the owner stops renewing). */
-async function exchange(url: string): Promise<ExchangeProcess> {
+async function exchange(url: string, instanceId = 'exchange'): Promise<ExchangeProcess> {
   const p = await startExchangeProcess(
     {
       DATABASE_URL: url,
+      GPUX_INSTANCE_ID: instanceId,
       GPUX_ADMIN_TOKEN: ADMIN,
       GPUX_SECRET_KEY: SECRET_KEY,
       GPUX_OWNER_LEASE_SECONDS: '2',
@@ -271,13 +272,23 @@ describe('one writer per database (docs/ownership.md)', () => {
     expect(second.json['status']).toBe('filled');
   });
 
-  it('kill -9 of the owner under load: the standby serves every order the owner acknowledged', async () => {
+  it('kill -9 of the owner under load: the standby serves every order the owner acknowledged, and releases its claims in progress', async () => {
     const url = await database();
-    const owner = await exchange(url);
-    const standby = await exchange(url);
+    // Each process its own GPUX_INSTANCE_ID, as the README advises.
+    const owner = await exchange(url, 'exchange-a');
+    const standby = await exchange(url, 'exchange-b');
     expect([owner.startedAs, standby.startedAs]).toEqual(['owner', 'standby']);
     const m = await onboard(owner, 40);
     await sell(owner, m, 40);
+    // A claim the owner has in progress when it dies (D23): nothing of its
+    // request can commit after the takeover, so a retry must be able to run.
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms, instance_id)
+       SELECT id, 'dying', '\\x00', $1, 'exchange-a' FROM accounts LIMIT 1`,
+      [Date.now()],
+    );
 
     // Four clients alternate market buys (fills) and limit buys (rest) until the owner dies.
     const acknowledged: { id: string; status: string }[] = [];
@@ -305,6 +316,9 @@ describe('one writer per database (docs/ownership.md)', () => {
     await Promise.all(load);
 
     await standby.waitFor(/listening on /);
+    const claims = await db.query("SELECT 1 FROM idempotency_keys WHERE key = 'dying'");
+    await db.end();
+    expect(claims.rowCount).toBe(0);
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const a of acknowledged) {
       const r = await call(standby, 'GET', `/v1/orders/${a.id}`, m.buyer);

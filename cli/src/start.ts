@@ -13,12 +13,14 @@ import {
   banner,
   drainOnSignals,
   exchangeBanner,
+  exitOnFatal,
   ownedOrExit,
   readConfig,
   standbyBanner,
   startExchange,
   startOrExit,
 } from '@gpux/exchange';
+import type { Exchange } from '@gpux/exchange';
 import { pino } from 'pino';
 
 /** Where the demo agent's SSH gateway listens unless GPUX_SSH_LISTEN says otherwise. */
@@ -29,9 +31,15 @@ const DEMO_ASK = '2.50';
 export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readConfig(env);
   const logger = pino({ level: config.logLevel });
+  const started: { ex?: Exchange } = {};
   const ex = await startOrExit(config, logger, () =>
-    startExchange(config, { logger, onStandby: standbyBanner }),
+    startExchange(config, {
+      logger,
+      onStandby: standbyBanner,
+      onFatal: () => exitOnFatal(logger, started.ex),
+    }),
   );
+  started.ex = ex;
   let agent: AgentHandle | undefined;
   drainOnSignals(logger, config.drainTimeoutMs, async (ms) => {
     // The agent first: it stops taking events, then the exchange drains.

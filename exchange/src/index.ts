@@ -35,6 +35,7 @@ export {
   banner,
   drainOnSignals,
   exchangeBanner,
+  exitOnFatal,
   ownedOrExit,
   readConfig,
   runExchange,

@@ -121,6 +121,16 @@ export async function ownedOrExit(ex: Exchange, logger: Logger): Promise<Owned |
   }
 }
 
+/**
+ * A part the exchange cannot work without stopped (the agents' gRPC
+ * thread): drain what can be drained, release the market for a standby,
+ * exit 1 so a supervisor starts the process again.
+ */
+export function exitOnFatal(logger: Logger, ex: Exchange | undefined): void {
+  logger.fatal('a part of the exchange stopped; draining and exiting');
+  void (ex?.drain(0) ?? Promise.resolve()).finally(() => process.exit(1));
+}
+
 /** SIGTERM / SIGINT drain (D34); a second signal exits at once. */
 export function drainOnSignals(
   logger: Logger,
@@ -154,9 +164,16 @@ export function drainOnSignals(
 export async function runExchange(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = readConfig(env);
   const logger = pino({ level: config.logLevel });
+  const started: { ex?: Exchange } = {};
   const ex = await startOrExit(config, logger, () =>
-    startExchange(config, { logger, demoSells: true, onStandby: standbyBanner }),
+    startExchange(config, {
+      logger,
+      demoSells: true,
+      onStandby: standbyBanner,
+      onFatal: () => exitOnFatal(logger, started.ex),
+    }),
   );
+  started.ex = ex;
   drainOnSignals(logger, config.drainTimeoutMs, (ms) => ex.drain(ms));
   const owned = await ownedOrExit(ex, logger);
   if (owned === undefined) return;

@@ -11,7 +11,7 @@
 // silent nodes (D29) and seed the demo data: the parts in `startOwned`,
 // stopped again when the market is lost or the process drains (D34).
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ import { Directory } from './accounts/directory.js';
 import { seedDemo } from './accounts/demo.js';
 import type { DemoTokens } from './accounts/demo.js';
 import { buildApp } from './app.js';
-import { purgeIdempotencyKeys, releaseAbandonedClaims } from './auth/idempotency.js';
+import { purgeIdempotencyKeys, releaseClaimsInProgress } from './auth/idempotency.js';
 import { newApiToken } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -68,6 +68,11 @@ export interface ExchangeOptions {
    * standing by, with the owner and this process's own URL).
    */
   readonly onStandby?: (holder: Holder, url: string, grpcPort: number) => void;
+  /**
+   * Something this process cannot go on without stopped (the agents' gRPC
+   * thread): the caller drains and exits. Unset: it is logged.
+   */
+  readonly onFatal?: (err: Error) => void;
 }
 
 /** What the process does as the market's owner (startOwned), and what it found at the start of it. */
@@ -153,12 +158,28 @@ function secretsOf(config: Config, logger: Logger): SecretBox {
 /** How often a standby looks whether the owner's lease lapsed (docs/ownership.md). */
 const STANDBY_POLL_MS = 250;
 
-/** The migration that made market_owners: before it, nobody can own the market. */
-const OWNERSHIP_MIGRATION = 13;
+/** The last migration the ownership record needs (0013, 0014): before it, nobody can own the market. */
+const OWNERSHIP_MIGRATION = 14;
 
-/** Is a process of this host, by pid, gone (a restart after a crash may take its books at once)? */
+/**
+ * This machine's boot and pid namespace: where a pid names one process (two
+ * containers may share a host name, each with its own pids). Null where
+ * /proc does not tell.
+ */
+function hostKey(): string | null {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return null;
+  }
+}
+
+const HOST_KEY = hostKey();
+
+/** Is a process of this machine and pid namespace gone (a restart after a crash may take its books at once)? */
 function goneFromThisHost(holder: Holder): boolean {
-  if (holder.host !== hostname() || holder.pid === null) return false;
+  if (HOST_KEY === null || holder.hostKey !== HOST_KEY || holder.pid === null) return false;
   if (holder.pid === process.pid) return true;
   try {
     process.kill(holder.pid, 0);
@@ -190,9 +211,25 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     const adminToken = config.adminToken ?? newApiToken();
     const bus = config.natsUrl === undefined ? (o.bus ?? new InProcessBus()) : undefined;
 
+    // The ownership's own connection, its queries bounded by half a lease:
+    // a renewal neither waits behind the market's traffic nor hangs on a
+    // connection that went silent (docs/ownership.md).
+    const ownershipDb =
+      config.databaseUrl !== undefined && db.kind === 'postgres'
+        ? openPostgres(config.databaseUrl, 1, logger, {
+            queryTimeoutMs: Math.floor(config.ownerLeaseMs / 2),
+          })
+        : db;
+    if (ownershipDb !== db) stops.push(() => ownershipDb.close());
     const ownership = new MarketOwnership(
-      db,
-      { instanceId: config.instanceId, host: hostname(), pid: process.pid, url: undefined },
+      ownershipDb,
+      {
+        instanceId: config.instanceId,
+        host: hostname(),
+        hostKey: HOST_KEY,
+        pid: process.pid,
+        url: undefined,
+      },
       { leaseMs: config.ownerLeaseMs, isGone: goneFromThisHost },
     );
     // Set below, once the app and the gRPC service it serves through exist;
@@ -254,6 +291,10 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         },
         backend,
         logger,
+        (err) => {
+          logger.error({ err }, "the agents' gRPC thread stopped; no agent can be heard");
+          o.onFatal?.(err);
+        },
       );
       grpc = thread;
     } else {
@@ -305,7 +346,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         const applied = [...appliedAtStart.splice(0), ...(await migrate(db))];
         // D23: claims left in progress by the last owner committed nothing,
         // and it can commit nothing more (its epoch is past).
-        const released = await releaseAbandonedClaims(db, config.instanceId);
+        const released = await releaseClaimsInProgress(db);
         if (released > 0)
           logger.warn({ released }, 'released Idempotency-Keys left in progress by the last run');
 
@@ -418,6 +459,12 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       drain(timeoutMs) {
         drained ??= (async () => {
           const { forced } = await app.drain(timeoutMs);
+          // The agents' service next, while this process still owns the
+          // market: its calls in flight finish and what heartbeats said is
+          // written; then the market stops and is released (stopAll).
+          await grpc.close().catch((err: unknown) => {
+            logger.error({ err }, "closing the agents' gRPC service failed");
+          });
           await stopAll();
           return { forced };
         })();

@@ -8,11 +8,12 @@
 // a book (orders, cancels, terminations, resales) writes its answer in the
 // same statement as its effect (ClaimCompletion below, change-set.ts): the
 // effect and the answer are committed together or not at all. A claim still
-// in progress when its exchange process died therefore committed nothing,
-// and that process releases it when it starts again
-// (releaseAbandonedClaims, by GPUX_INSTANCE_ID), so a client's retry runs
+// in progress when the process that owned the market stopped (or lost it)
+// therefore committed nothing, and the next owner releases every such claim
+// when it takes the market (releaseClaimsInProgress, docs/ownership.md: no
+// other process can be running a request then), so a client's retry runs
 // exactly once. Answers of 5xx are not kept: the request did not happen, a
-// retry may run.
+// retry may run. A claim names its process (GPUX_INSTANCE_ID), for people.
 
 import { createHash } from 'node:crypto';
 
@@ -177,15 +178,14 @@ export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<
 }
 
 /**
- * Claims this process left in progress when it stopped (see the top of this
- * file): call at start, before serving. Claims made before claims named
- * their process (instance_id NULL) are released too.
+ * Every claim in progress (see the top of this file): call when this process
+ * takes the market, before it serves. The process that owned the market
+ * before can commit nothing more (its epoch is past), whatever its
+ * GPUX_INSTANCE_ID, and no other process serves requests.
  */
-export async function releaseAbandonedClaims(db: Queryable, instanceId: string): Promise<number> {
+export async function releaseClaimsInProgress(db: Queryable): Promise<number> {
   const rows = await db.query(
-    `DELETE FROM idempotency_keys
-      WHERE status_code IS NULL AND (instance_id = $1 OR instance_id IS NULL) RETURNING 1`,
-    [instanceId],
+    'DELETE FROM idempotency_keys WHERE status_code IS NULL RETURNING 1',
   );
   return rows.length;
 }
@@ -208,6 +208,7 @@ export function claimCompletion<T>(
     changes.answers.push({
       account_id: claim.accountId,
       key: claim.key,
+      created_ms: claim.claimedMs,
       status_code: a.status,
       response_body: JSON.stringify(a.body),
     });

@@ -7,15 +7,32 @@ import { parseInt8 } from './database.js';
 
 const INT8_OID = 20;
 
+export interface PostgresOptions {
+  /**
+   * A query not answered within this fails and its connection is dropped
+   * (the ownership's renewals, market/ownership.ts: a connection that went
+   * silent must not hold a process that may have lost the market).
+   */
+  readonly queryTimeoutMs?: number;
+}
+
 /** A real PostgreSQL server (DATABASE_URL). */
 export function openPostgres(
   connectionString: string,
   maxConnections = 10,
   logger: Logger = SILENT_LOGGER,
+  o: PostgresOptions = {},
 ): Database {
   const pool = new pg.Pool({
     connectionString,
     max: maxConnections,
+    // The fence of every write batch (migration 0014) holds under READ
+    // COMMITTED only: ask for it, whatever the server's or role's default.
+    options: '-c default_transaction_isolation=read\\ committed',
+    // A server that went away is found out, not waited for without end.
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+    ...(o.queryTimeoutMs === undefined ? {} : { query_timeout: o.queryTimeoutMs }),
     // Keep connections open once made. The default closes one idle for 10 s,
     // and its replacement costs a new backend process, cold catalog caches
     // and the batch statements prepared and planned again: a write that

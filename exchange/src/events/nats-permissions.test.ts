@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 
 import { agentPermissions, authorizationBlock, exchangePermissions } from './nats-permissions.js';
 
-const EXAMPLE = new URL('../../../deploy/nats/nats-server.conf', import.meta.url);
+// What `gpux nats-config` writes beside deploy/nats/nats-server.conf, which includes it.
+const EXAMPLE = new URL('../../../deploy/nats/authorization.conf', import.meta.url);
 
 describe('the NATS configuration an operator writes (deploy/nats/)', () => {
   it('the example file holds exactly what the code grants (no drift between docs and code)', () => {
@@ -12,12 +13,12 @@ describe('the NATS configuration an operator writes (deploy/nats/)', () => {
       {
         nkey: 'UEXCHANGEPUBLICNKEYPLACEHOLDERXXXXXXXXXXXXXXXXXXXXXXXXX',
         permissions: exchangePermissions(),
-        comment: 'the exchange',
+        comment: 'the exchange (seed in exchange.nk)',
       },
       {
         nkey: 'UAGENTPUBLICNKEYPLACEHOLDERXXXXXXXXXXXXXXXXXXXXXXXXXXXX',
         permissions: agentPermissions('cls_example'),
-        comment: 'agent of cls_example',
+        comment: 'agent of cls_example (seed in cls_example.nk)',
       },
     ]);
     expect(readFileSync(EXAMPLE, 'utf8')).toContain(block);

@@ -56,8 +56,8 @@ const PARTS: readonly string[] = [
   // D23: the answer of an idempotent request, with its effect (auth/idempotency.ts).
   `UPDATE idempotency_keys k SET status_code = x.status_code, response_body = x.response_body
       FROM json_to_recordset($::json)
-        AS x(account_id text, key text, status_code integer, response_body text)
-     WHERE k.account_id = x.account_id AND k.key = x.key`,
+        AS x(account_id text, key text, status_code integer, response_body text, created_ms bigint)
+     WHERE k.account_id = x.account_id AND k.key = x.key AND k.created_ms = x.created_ms`,
 ];
 
 const statements = new Map<number, string>();
@@ -94,6 +94,8 @@ export function writeBatchSql(mask: number, fenced = false): string {
 export interface ClaimAnswer {
   readonly account_id: string;
   readonly key: string;
+  /** The claim's created_ms: this claim's answer, not a later claim's of the key. */
+  readonly created_ms: number;
   readonly status_code: number;
   readonly response_body: string;
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
+import { openPostgres } from '../db/postgres.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
 import { ChangeSet } from './change-set.js';
@@ -31,7 +32,13 @@ function process_(o: Partial<OwnershipOptions> = {}): MarketOwnership {
   const pid = ++processes;
   return new MarketOwnership(
     db,
-    { instanceId: `exchange-${pid}`, host: 'host-a', pid, url: `http://127.0.0.1:${8000 + pid}` },
+    {
+      instanceId: `exchange-${pid}`,
+      host: 'host-a',
+      hostKey: 'boot-a/pidns-a',
+      pid,
+      url: `http://127.0.0.1:${8000 + pid}`,
+    },
     { leaseMs: 60_000, ...o },
   );
 }
@@ -159,6 +166,40 @@ describe('market ownership (docs/ownership.md)', () => {
     expect((await gone.tryAcquire(false)).acquired).toBe(false);
     expect((await gone.tryAcquire(true)).acquired).toBe(true);
     await gone.release();
+  });
+
+  it('the fence holds under READ COMMITTED only: the exchange asks for it, and a batch in another level is refused', async () => {
+    // A database whose default is REPEATABLE READ (where a volatile function
+    // reads with the statement's first snapshot): the exchange's pool still
+    // runs READ COMMITTED.
+    const name = new URL(fresh.url).pathname.slice(1);
+    await db.query(`ALTER DATABASE ${name} SET default_transaction_isolation = 'repeatable read'`);
+    try {
+      const pool = openPostgres(fresh.url, 1);
+      try {
+        const [level] = await pool.query<{ transaction_isolation: string }>(
+          'SHOW transaction_isolation',
+        );
+        expect(level?.transaction_isolation).toBe('read committed');
+      } finally {
+        await pool.close();
+      }
+      const a = process_();
+      expect((await a.tryAcquire()).acquired).toBe(true);
+      const client = new pg.Client({ connectionString: fresh.url });
+      await client.connect();
+      try {
+        const err = await client
+          .query('SELECT gpux_fence($1::json)', [a.tokenFor([BOOK])])
+          .catch((e: unknown) => e);
+        expect((err as { code?: string }).code).toBe('GX002');
+      } finally {
+        await client.end();
+      }
+      await a.release();
+    } finally {
+      await db.query(`ALTER DATABASE ${name} RESET default_transaction_isolation`);
+    }
   });
 
   it("a takeover waits for the old owner's batch already past its fence, which commits; later ones fail", async () => {

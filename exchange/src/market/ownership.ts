@@ -28,6 +28,11 @@ export interface OwnerIdentity {
   /** GPUX_INSTANCE_ID (D23). */
   readonly instanceId: string;
   readonly host: string;
+  /**
+   * The machine and process namespace (boot id, pid namespace): where a pid
+   * means one process. Null where that cannot be read.
+   */
+  readonly hostKey: string | null;
   readonly pid: number;
   /** The HTTP URL of the process, for people reading who owns the market. */
   url: string | undefined;
@@ -37,6 +42,7 @@ export interface OwnerIdentity {
 export interface Holder {
   readonly instanceId: string | null;
   readonly host: string | null;
+  readonly hostKey: string | null;
   readonly pid: number | null;
   readonly url: string | null;
   readonly epoch: number;
@@ -65,6 +71,7 @@ interface OwnerRow {
   owner_id: string | null;
   instance_id: string | null;
   host: string | null;
+  host_key: string | null;
   pid: number | null;
   url: string | null;
   remaining_ms: number | null;
@@ -99,13 +106,14 @@ export function fencedError(): GpuxError {
 const holderOf = (r: OwnerRow): Holder => ({
   instanceId: r.instance_id,
   host: r.host,
+  hostKey: r.host_key,
   pid: r.pid,
   url: r.url,
   epoch: r.epoch,
   leaseRemainingMs: r.owner_id === null ? 0 : (r.remaining_ms ?? 0),
 });
 
-const READ_SQL = `SELECT book, epoch, owner_id, instance_id, host, pid, url,
+const READ_SQL = `SELECT book, epoch, owner_id, instance_id, host, host_key, pid, url,
        (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::float8 AS remaining_ms
   FROM market_owners WHERE book = ANY($1::text[]) ORDER BY book`;
 
@@ -183,7 +191,7 @@ export class MarketOwnership {
       const taken = await tx.query<{ book: string; epoch: number }>(
         `UPDATE market_owners
             SET epoch = epoch + 1, owner_id = $2, instance_id = $3, host = $4, pid = $5, url = $6,
-                lease_until = clock_timestamp() + $7 * interval '1 millisecond'
+                lease_until = clock_timestamp() + $7 * interval '1 millisecond', host_key = $8
           WHERE book = ANY($1::text[]) RETURNING book, epoch`,
         [
           this.books,
@@ -193,6 +201,7 @@ export class MarketOwnership {
           this.identity.pid,
           this.identity.url ?? null,
           this.o.leaseMs,
+          this.identity.hostKey,
         ],
       );
       return { acquired: true, epochs: new Map(taken.map((r) => [r.book, Number(r.epoch)])) };
@@ -213,8 +222,11 @@ export class MarketOwnership {
     const ownerId = this.ownerId;
     if (ownerId === undefined) throw new OwnershipLost('this process owns no books');
     const renewed = await this.db.query<{ book: string }>(
+      // Rows in book order, as an acquisition locks them (no deadlock between the two).
       `UPDATE market_owners SET lease_until = clock_timestamp() + $3 * interval '1 millisecond', url = $4
-        WHERE book = ANY($1::text[]) AND owner_id = $2 RETURNING book`,
+        WHERE book IN (SELECT book FROM market_owners WHERE book = ANY($1::text[]) AND owner_id = $2
+                        ORDER BY book FOR UPDATE)
+        RETURNING book`,
       [this.books, ownerId, this.o.leaseMs, this.identity.url ?? null],
     );
     if (renewed.length !== this.books.length) {

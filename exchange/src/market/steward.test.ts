@@ -8,6 +8,7 @@ import { Steward } from './steward.js';
 const HOLDER: Holder = {
   instanceId: 'exchange',
   host: 'other',
+  hostKey: null,
   pid: 7,
   url: null,
   epoch: 3,
@@ -21,11 +22,14 @@ class Books {
   renewals = 0;
   released = 0;
   readonly leaseMs = 3000;
-  tryAcquire(): Promise<Acquisition> {
-    if (!this.free) return Promise.resolve({ acquired: false, holder: HOLDER });
+  /** While set, an acquisition waits for it. */
+  gate: Promise<void> | undefined;
+  async tryAcquire(): Promise<Acquisition> {
+    await this.gate;
+    if (!this.free) return { acquired: false, holder: HOLDER };
     this.free = false;
     this.taken = false;
-    return Promise.resolve({ acquired: true, epochs: new Map([['h100/us-west-1', 4]]) });
+    return { acquired: true, epochs: new Map([['h100/us-west-1', 4]]) };
   }
   renew(): Promise<void> {
     this.renewals++;
@@ -170,6 +174,20 @@ describe('Steward (docs/ownership.md)', () => {
     await expect(s.first).rejects.toThrow('NATS is down');
     expect(books.released).toBe(1);
     await s.close();
+  });
+
+  it('closed while an acquisition is under way: the books are given back at once, nothing starts', async () => {
+    const books = new Books();
+    books.free = true;
+    let acquired: () => void = () => undefined;
+    books.gate = new Promise<void>((r) => (acquired = r));
+    const { s, events } = steward(books);
+    s.run();
+    const closing = s.close();
+    acquired();
+    await closing;
+    expect(events).toEqual([]);
+    expect(books.released).toBe(1);
   });
 
   it('closed while standing by: the first ownership rejects, nothing is released', async () => {

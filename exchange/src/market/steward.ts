@@ -35,6 +35,8 @@ export interface StewardOptions {
    * (providers/agent-thread.ts).
    */
   readonly onChange?: () => void;
+  /** How long close() waits for the market to stop (default 15 s). */
+  readonly closeTimeoutMs?: number;
   /** Monotonic milliseconds (performance.now); tests may pass their own. */
   readonly now?: () => number;
 }
@@ -116,7 +118,15 @@ export class Steward<T> {
   async close(): Promise<void> {
     this.closing = true;
     this.wake();
-    await this.loopDone;
+    // A start that hangs (a NATS server that never answers) must not keep
+    // the process from stopping: the lease then lapses for a standby.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.o.closeTimeoutMs ?? 15_000);
+    });
+    const done = await Promise.race([this.loopDone, late]);
+    clearTimeout(timer);
+    if (done === 'late') this.o.logger.warn('the market did not stop in time; leaving it to lapse');
     this.settleFirst(new Error('the exchange closed before it owned the market'));
   }
 
@@ -154,10 +164,21 @@ export class Steward<T> {
       const epochs = await this.waitForBooks(atStart);
       atStart = false;
       if (epochs === undefined) return;
+      if (this.closing) {
+        // Closed while the acquisition was under way: give the books back at once.
+        await this.ownership.release().catch((err: unknown) => {
+          this.o.logger.warn({ err }, 'releasing the market at close failed');
+        });
+        return;
+      }
       // Renewing from now on, also while the owned part starts (a slow
       // first connection to NATS must not let the lease lapse under it).
       this.holding = true;
-      const held = this.holdWhileOwner();
+      let lostWhileStarting = false;
+      const held = this.holdWhileOwner().then((why) => {
+        if (why === 'lost') lostWhileStarting = true;
+        return why;
+      });
       let owned: T;
       try {
         owned = await this.hooks.start(epochs);
@@ -165,6 +186,7 @@ export class Steward<T> {
         this.holding = false;
         this.wake();
         await held;
+        this.lostFlag = false;
         // Nothing half-started keeps the books: a standby may do better.
         await this.ownership.release().catch((releaseErr: unknown) => {
           this.o.logger.warn(
@@ -180,9 +202,12 @@ export class Steward<T> {
         await this.sleep(this.o.pollEveryMs * 4);
         continue;
       }
-      this.owned = owned;
-      this.o.onChange?.();
-      this.resolveFirstWith(owned);
+      // Lost while it started: it never serves, it stands by again.
+      if (!lostWhileStarting) {
+        this.owned = owned;
+        this.o.onChange?.();
+        this.resolveFirstWith(owned);
+      }
       const why = await held;
       this.holding = false;
       this.owned = undefined;

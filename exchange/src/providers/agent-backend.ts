@@ -146,8 +146,30 @@ export class MarketBackend implements AgentBackend {
     }
   }
 
+  /** Per cluster, the report being applied: the next one waits for it (the newest report wins). */
+  private readonly applying = new Map<string, Promise<unknown>>();
+
   async reportNodes(reports: readonly ClusterNodes[]): Promise<NodeView[][]> {
-    return Promise.all(reports.map((r) => this.reportCluster(r)));
+    return Promise.all(reports.map((r) => this.inTurn(r)));
+  }
+
+  /**
+   * A cluster's reports one after the other: each compares with the book
+   * once the one before it has gone through, so an older report never
+   * undoes a newer one.
+   */
+  private inTurn(r: ClusterNodes): Promise<NodeView[]> {
+    const before = this.applying.get(r.clusterId) ?? Promise.resolve();
+    const mine = before.then(
+      () => this.reportCluster(r),
+      () => this.reportCluster(r),
+    );
+    const settled = mine.catch(() => undefined);
+    this.applying.set(r.clusterId, settled);
+    void settled.then(() => {
+      if (this.applying.get(r.clusterId) === settled) this.applying.delete(r.clusterId);
+    });
+    return mine;
   }
 
   private async reportCluster(r: ClusterNodes): Promise<NodeView[]> {

@@ -79,9 +79,15 @@ export class AgentFront {
   private readonly timers: NodeJS.Timeout[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
+  /** A sweep found the process not serving: silence counts again once it serves. */
+  private paused = false;
+  /** When (monotonic) the last sweep ran: one much later than due means a stall. */
+  private lastSweepMono = performance.now();
+  private readonly sweepMs: number;
 
   constructor(private readonly o: FrontOptions) {
     const sweepMs = o.sweepEveryMs ?? 1_000;
+    this.sweepMs = sweepMs;
     const flushMs = o.flushEveryMs ?? 2_000;
     if (sweepMs > 0) {
       this.timers.push(
@@ -206,8 +212,22 @@ export class AgentFront {
 
   /** D29: silent nodes go offline through their books. Returns how many. */
   async sweep(): Promise<number> {
-    if (this.closed || !this.o.serving()) return 0;
+    const mono = performance.now();
+    const stalled = this.sweepMs > 0 && mono - this.lastSweepMono > 3 * this.sweepMs;
+    this.lastSweepMono = mono;
+    if (this.closed) return 0;
+    if (!this.o.serving()) {
+      this.paused = true;
+      return 0;
+    }
     await this.ready();
+    // Heartbeats were refused (not serving) or not read (a stall) meanwhile:
+    // no agent is silent for that.
+    if (this.paused || stalled) {
+      this.paused = false;
+      this.liveness.resumed(this.o.clock());
+      return 0;
+    }
     const silent = this.liveness.silent(this.o.clock());
     if (silent.length === 0) return 0;
     const clusters = await Promise.all(

@@ -20,21 +20,39 @@ export interface AgentThread {
   close(): Promise<void>;
 }
 
+/** How long the worker may take to close (calls in flight, the last heartbeats' write). */
+const CLOSE_TIMEOUT_MS = 10_000;
+
 export async function startAgentThread(
   setup: Omit<WorkerSetup, 'serving'>,
   backend: AgentBackend,
   logger: Logger,
+  /** The thread stopped on its own after it started: the process cannot serve agents. */
+  onDied: (err: Error) => void,
 ): Promise<AgentThread> {
   const serving = new SharedServing();
   const worker = new Worker(WORKER, { workerData: { ...setup, serving: serving.buffer } });
   let closing = false;
+  let started = false;
+  let exited = false;
   let closed: (() => void) | undefined;
-  const reply = (m: ToWorker): void => worker.postMessage(m);
+  const reply = (m: ToWorker): void => {
+    try {
+      worker.postMessage(m);
+    } catch (err) {
+      // A value that cannot be sent (a bug): the call fails rather than hangs.
+      logger.error({ err }, "an answer to the agents' thread could not be sent");
+      if ('id' in m && !('error' in m)) {
+        worker.postMessage({ type: 'reply', id: m.id, error: toWire(err) });
+      }
+    }
+  };
 
   const port = await new Promise<number>((resolve, reject) => {
     worker.on('message', (m: ToMarket) => {
       switch (m.type) {
         case 'listening':
+          started = true;
           resolve(m.port);
           return;
         case 'failed':
@@ -68,22 +86,37 @@ export async function startAgentThread(
       reject(err);
     });
     worker.on('exit', (code) => {
+      exited = true;
+      closed?.();
       if (closing) return;
-      // Without it no agent is heard: say so loudly; the process cannot do its job.
-      logger.error({ code }, "the agents' gRPC thread stopped; the exchange stops");
-      process.exitCode = 1;
-      reject(new Error(`the agents' gRPC thread exited (${code})`));
+      const err = new Error(`the agents' gRPC thread exited (${code})`);
+      reject(err);
+      // Without it no agent is heard: the process cannot do its job.
+      if (started) onDied(err);
     });
+  }).catch(async (err: unknown) => {
+    // It did not start: nothing of it may stay (its pool, its port).
+    closing = true;
+    await worker.terminate();
+    throw err;
   });
 
   return {
     port,
     serving,
     async close() {
+      if (closing) return;
       closing = true;
-      const done = new Promise<void>((resolve) => (closed = resolve));
-      reply({ type: 'close' });
-      await done;
+      if (!exited) {
+        const done = new Promise<void>((resolve) => (closed = resolve));
+        reply({ type: 'close' });
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          done,
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
+        ]);
+        clearTimeout(timer);
+      }
       await worker.terminate();
     },
   };

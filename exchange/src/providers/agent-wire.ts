@@ -71,24 +71,29 @@ export function fromWire(e: WireError): Error {
 /** The views of `reportNodes`, as sent back. */
 export type NodeViews = NodeView[][];
 
-/** Until when (epoch ms of `performance.timeOrigin + now()`) the process serves, and its generation. */
+/**
+ * Until when (ms of `performance.timeOrigin + performance.now()`, the same
+ * clock in every thread of the process) the process serves, and its
+ * generation, written and read with Atomics so that no thread sees half of
+ * a change: the generation is stored before the time it goes with.
+ */
 export class SharedServing {
-  private readonly cells: Float64Array;
+  private readonly cells: BigInt64Array;
 
   constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(16)) {
-    this.cells = new Float64Array(buffer);
+    this.cells = new BigInt64Array(buffer);
   }
 
-  set(untilEpochMs: number, generation: number): void {
-    this.cells[1] = generation;
-    this.cells[0] = untilEpochMs;
+  set(untilMs: number, generation: number): void {
+    Atomics.store(this.cells, 1, BigInt(generation));
+    Atomics.store(this.cells, 0, BigInt(Math.max(0, Math.floor(untilMs))));
   }
 
   serving(): boolean {
-    return performance.timeOrigin + performance.now() < (this.cells[0] ?? 0);
+    return performance.timeOrigin + performance.now() < Number(Atomics.load(this.cells, 0));
   }
 
   generation(): number {
-    return this.cells[1] ?? 0;
+    return Number(Atomics.load(this.cells, 1));
   }
 }

@@ -8,6 +8,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 
+import { GpuxError } from '@gpux/shared';
 import { pino } from 'pino';
 
 import { Directory } from '../accounts/directory.js';
@@ -18,6 +19,9 @@ import { SharedServing, fromWire } from './agent-wire.js';
 import type { NodeViews, ToMarket, ToWorker, WireError, WorkerSetup } from './agent-wire.js';
 import { startAgentServer } from './grpc-server.js';
 import type { AgentServer } from './grpc-server.js';
+
+/** Longer than any call beside the market takes: a sell through the book, a report. */
+const ASK_TIMEOUT_MS = 30_000;
 
 const port = parentPort;
 if (port === null) throw new Error('agent-worker.ts runs as a worker thread');
@@ -43,7 +47,21 @@ class PortBackend implements AgentBackend {
   private ask<T>(build: (id: number) => ToMarket): Promise<T> {
     const id = ++this.next;
     return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      // An answer that never comes (a bug beside the market) fails the call, not hangs it.
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new GpuxError('unavailable', 'the market did not answer in time; retry shortly'));
+      }, ASK_TIMEOUT_MS);
+      this.waiting.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
+      });
       send(build(id));
     });
   }
@@ -79,9 +97,14 @@ port.on('message', (m: ToWorker) => {
   }
   void (async () => {
     clearInterval(renewing);
-    await server?.close();
-    await db.close();
-    send({ type: 'closed' });
+    try {
+      await server?.close();
+      await db.close();
+    } catch (err) {
+      logger.error({ err }, "closing the agents' gRPC service failed");
+    } finally {
+      send({ type: 'closed' });
+    }
   })();
 });
 

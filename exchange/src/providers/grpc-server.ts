@@ -187,6 +187,9 @@ function toServiceError(ctx: ServiceContext, method: string, err: unknown): Part
   return { code: status.INTERNAL, details: 'internal error', message: 'internal error' };
 }
 
+/** How long calls in flight may run on when the service closes. */
+const CLOSE_DEADLINE_MS = 5_000;
+
 /** The trailing metadata key of the milliseconds to wait after RESOURCE_EXHAUSTED. */
 export const RETRY_AFTER_MS = 'retry-after-ms';
 
@@ -275,14 +278,26 @@ export async function startAgentServer(
     await front.close();
     throw err;
   }
+  let closing: Promise<void> | undefined;
   return {
     port,
     front,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-      });
-      await front.close();
+    close() {
+      closing ??= (async () => {
+        // Calls in flight finish, for a while: then they are cut.
+        await new Promise<void>((resolve) => {
+          const deadline = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, CLOSE_DEADLINE_MS);
+          server.tryShutdown(() => {
+            clearTimeout(deadline);
+            resolve();
+          });
+        });
+        await front.close();
+      })();
+      return closing;
     },
   };
 }

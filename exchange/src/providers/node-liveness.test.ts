@@ -37,6 +37,15 @@ describe('NodeLiveness (D29, issue 18)', () => {
     expect(l.silent(100_000 + SILENT_INTERVALS * INTERVAL)).toEqual([]);
   });
 
+  it('after a spell of serving nothing, silence is counted again from when it serves', () => {
+    const l = new NodeLiveness();
+    l.watch('cls_a', INTERVAL, [{ id: 'nod_1', status: 'online' }], 0);
+    // Heartbeats refused for a minute (the process did not own the market).
+    l.resumed(60_000);
+    expect(l.silent(60_000 + SILENT_INTERVALS * INTERVAL)).toEqual([]);
+    expect(l.silent(60_001 + SILENT_INTERVALS * INTERVAL)).toHaveLength(1);
+  });
+
   it('writes a node when its facts change, and its heartbeat time at least every touch interval', () => {
     const l = new NodeLiveness(30_000);
     l.watch('cls_a', INTERVAL, [{ id: 'nod_2' }, { id: 'nod_1' }], 0);

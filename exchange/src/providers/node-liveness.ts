@@ -140,6 +140,15 @@ export class NodeLiveness {
     }
   }
 
+  /**
+   * This process served nothing for a while (it did not own the market for
+   * a spell, or its event loop stalled): heartbeats were refused or not
+   * read meanwhile, so silence is counted again from `nowMs`.
+   */
+  resumed(nowMs: number): void {
+    for (const n of this.nodes.values()) n.lastHeardMs = Math.max(n.lastHeardMs, nowMs);
+  }
+
   /** The statuses the book gave these nodes (a heartbeat's answer, the sweep's). */
   saw(statuses: readonly { nodeId: string; status: NodeStatus }[]): void {
     for (const s of statuses) {

@@ -133,7 +133,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
   // exchange takes the books whoever held them (an earlier one on o.db).
   const ownership = new MarketOwnership(
     db,
-    { instanceId: 'test-exchange', host: 'test', pid: 0, url: undefined },
+    { instanceId: 'test-exchange', host: 'test', hostKey: null, pid: 0, url: undefined },
     { leaseMs: 24 * 3_600_000, isGone: () => true },
   );
   if (!(await ownership.tryAcquire(true)).acquired) throw new Error('could not own the market');
