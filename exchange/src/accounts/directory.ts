@@ -27,6 +27,9 @@ interface Cached<T> {
   readonly until: number;
 }
 
+/** Tokens renewed by one statement. */
+const RENEW_CHUNK = 500;
+
 export class Directory {
   private readonly principals = new Map<string, Cached<Principal>>();
   private readonly clusters = new Map<string, readonly ClusterRef[]>();
@@ -61,16 +64,22 @@ export class Directory {
    * caller per `ttlMs`, and a revocation still takes effect within it.
    */
   async renew(): Promise<void> {
-    const t = this.now();
-    const tokens = [...this.principals.keys()];
-    if (tokens.length === 0) return;
-    const hashes = tokens.map((token) => hashToken(token));
-    const live = await principalsOf(this.db, hashes);
-    tokens.forEach((token, i) => {
-      const p = live.get(hashes[i]?.toString('hex') ?? '');
-      if (p === undefined) this.principals.delete(token);
-      else this.principals.set(token, { value: p, until: t + this.ttlMs });
-    });
+    // Those past half their while, a few hundred a statement: each
+    // statement and what it returns is handled between other work.
+    const due = [...this.principals]
+      .filter(([, c]) => c.until - this.now() < this.ttlMs / 2)
+      .map(([token]) => token);
+    for (let i = 0; i < due.length; i += RENEW_CHUNK) {
+      const tokens = due.slice(i, i + RENEW_CHUNK);
+      const t = this.now();
+      const hashes = tokens.map((token) => hashToken(token));
+      const live = await principalsOf(this.db, hashes);
+      tokens.forEach((token, k) => {
+        const p = live.get(hashes[k]?.toString('hex') ?? '');
+        if (p === undefined) this.principals.delete(token);
+        else this.principals.set(token, { value: p, until: t + this.ttlMs });
+      });
+    }
   }
 
   /** A cluster was added to the account (POST /v1/admin/clusters). */

@@ -29,9 +29,8 @@ export function openPostgres(
     // The fence of every write batch (migration 0014) holds under READ
     // COMMITTED only: ask for it, whatever the server's or role's default.
     options: '-c default_transaction_isolation=read\\ committed',
-    // A server that went away is found out, not waited for without end.
+    // A server that went away is found out by TCP, not waited for without end.
     keepAlive: true,
-    connectionTimeoutMillis: 10_000,
     ...(o.queryTimeoutMs === undefined ? {} : { query_timeout: o.queryTimeoutMs }),
     // Keep connections open once made. The default closes one idle for 10 s,
     // and its replacement costs a new backend process, cold catalog caches

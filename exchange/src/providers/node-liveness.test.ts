@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { NodeLiveness, SILENT_INTERVALS } from './node-liveness.js';
 
 const INTERVAL = 5_000;
-const gpus = [{ index: 0, name: 'H100' }];
+const gpu = (utilizationPercent = 0, uuid = 'GPU-0') => ({
+  index: 0,
+  name: 'NVIDIA H100 80GB HBM3',
+  uuid,
+  memoryTotalMib: 81_559,
+  utilizationPercent,
+  temperatureC: 30,
+});
+const gpus = [gpu()];
 
 describe('NodeLiveness (D29, issue 18)', () => {
   it("a node is silent after 3 of its agent's intervals without a heartbeat, counted from the attach", () => {
@@ -56,10 +64,20 @@ describe('NodeLiveness (D29, issue 18)', () => {
       { id: 'nod_1', heardMs: 1_000, gpus: JSON.stringify(gpus), problem: null },
       { id: 'nod_2', heardMs: 1_000, gpus: JSON.stringify(gpus), problem: null },
     ]);
-    // The same facts again: nothing until the touch interval has passed.
-    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 6_000);
+    // The same inventory with new readings: nothing until the touch
+    // interval has passed, then the last readings with the heartbeat's time.
+    const busy = [gpu(97)];
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus: busy, problem: null }], 6_000);
     expect(l.dirty(7_000)).toEqual([]);
-    expect(l.dirty(32_000)).toEqual([{ id: 'nod_1', heardMs: 6_000, gpus: null, problem: null }]);
+    expect(l.dirty(32_000)).toEqual([
+      { id: 'nod_1', heardMs: 6_000, gpus: JSON.stringify(busy), problem: null },
+    ]);
+    // Another GPU in the slot is inventory: written at once.
+    const swapped = [gpu(0, 'GPU-9')];
+    l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus: swapped, problem: null }], 32_500);
+    expect(l.dirty(32_500)).toEqual([
+      { id: 'nod_1', heardMs: 32_500, gpus: JSON.stringify(swapped), problem: null },
+    ]);
     // A problem is a change of facts.
     l.heard('cls_a', INTERVAL, [{ id: 'nod_2', gpus, problem: 'xid 79' }], 33_000);
     expect(l.dirty(33_000)).toEqual([

@@ -7,9 +7,12 @@
 // - silence (D29: 3 of the agent's declared intervals) is found here, by
 //   `silent()`, not by reading the nodes back;
 // - the facts are written in batches (`dirty()`, written by the caller in
-//   one statement every few seconds): a node's row when its facts change,
-//   and its `last_heartbeat_at` at least every `touchEveryMs`, for operators
-//   (GET /v1/admin/clusters) and for a process that takes the market over;
+//   one statement every few seconds): a node's row when its inventory (its
+//   GPUs by index, uuid, name and memory) or its problem changes, and at
+//   least every `touchEveryMs` its `last_heartbeat_at` with the GPUs' last
+//   readings (utilization and temperature change at every heartbeat; they
+//   are for operators, GET /v1/admin/clusters, and a minute-old reading
+//   will do), for operators and for a process that takes the market over;
 // - only a status change (online <-> offline) goes to the market, through
 //   the cluster's book (node-status.ts).
 //
@@ -23,12 +26,30 @@ import type { NodeStatus } from './node-status.js';
 /** D29: a node silent for this many of its agent's intervals is offline. */
 export const SILENT_INTERVALS = 3;
 
+/** A GPU as a heartbeat reports it (agent.proto's Gpu). */
+export interface GpuFacts {
+  readonly index: number;
+  readonly name: string;
+  readonly uuid: string;
+  readonly memoryTotalMib: number;
+  readonly utilizationPercent: number;
+  readonly temperatureC: number;
+}
+
 /** A node's report in a heartbeat, checked. */
 export interface NodeFacts {
   readonly id: string;
-  readonly gpus: readonly unknown[];
+  readonly gpus: readonly GpuFacts[];
   /** Null when healthy. */
   readonly problem: string | null;
+}
+
+/** What of a GPU list is inventory (a change is written at once), not a reading. */
+function inventoryOf(gpus: readonly GpuFacts[]): string {
+  let key = '';
+  for (const g of gpus)
+    key += `${g.index}\u0000${g.uuid}\u0000${g.name}\u0000${g.memoryTotalMib}\u0001`;
+  return key;
 }
 
 /** A node of an attached cluster, as this process keeps it. */
@@ -38,15 +59,19 @@ interface Node {
   lastHeardMs: number;
   /** The book's status as last seen (heartbeat answers, the sweep). */
   status: NodeStatus | undefined;
-  /** The facts last reported, as JSON, and whether they are written yet. */
-  gpusJson: string | undefined;
+  /**
+   * The GPUs to write next (as reported, or as JSON already when a write
+   * failed), their inventory, and whether that inventory is written yet.
+   */
+  gpus: readonly GpuFacts[] | string | undefined;
+  inventory: string | undefined;
   problem: string | null;
   factsWritten: boolean;
   /** When its last_heartbeat_at was last written. */
   touchedMs: number;
 }
 
-/** A row for `nodes`: heard at `heardMs`; `gpus` JSON, or null: as written before. */
+/** A row for `nodes`: heard at `heardMs`; `gpus` JSON, or null: none reported, keep what is written. */
 export interface NodeRowUpdate {
   readonly id: string;
   readonly heardMs: number;
@@ -99,7 +124,8 @@ export class NodeLiveness {
         clusterId,
         lastHeardMs: nowMs,
         status: n.status,
-        gpusJson: undefined,
+        gpus: undefined,
+        inventory: undefined,
         problem: null,
         factsWritten: true,
         touchedMs: nowMs,
@@ -123,7 +149,8 @@ export class NodeLiveness {
           clusterId,
           lastHeardMs: nowMs,
           status: undefined,
-          gpusJson: undefined,
+          gpus: undefined,
+          inventory: undefined,
           problem: null,
           factsWritten: true,
           touchedMs: -Infinity,
@@ -131,11 +158,17 @@ export class NodeLiveness {
         this.nodes.set(f.id, n);
       }
       n.lastHeardMs = Math.max(n.lastHeardMs, nowMs);
-      const gpusJson = JSON.stringify(f.gpus);
-      if (gpusJson !== n.gpusJson || f.problem !== n.problem) {
-        n.gpusJson = gpusJson;
+      const inventory = inventoryOf(f.gpus);
+      if (inventory !== n.inventory || f.problem !== n.problem) {
+        n.inventory = inventory;
         n.problem = f.problem;
         n.factsWritten = false;
+        n.gpus = f.gpus;
+      } else if (nowMs - n.touchedMs >= this.touchEveryMs || n.gpus === undefined) {
+        // Its readings are written at the next touch: kept only then, so
+        // that thousands of nodes' GPU lists do not all live on between
+        // heartbeats (garbage for the old generation).
+        n.gpus = f.gpus;
       }
     }
   }
@@ -191,11 +224,17 @@ export class NodeLiveness {
       rows.push({
         id: n.id,
         heardMs: n.lastHeardMs,
-        gpus: n.factsWritten ? null : (n.gpusJson ?? null),
+        gpus:
+          n.gpus === undefined
+            ? null
+            : typeof n.gpus === 'string'
+              ? n.gpus
+              : JSON.stringify(n.gpus),
         problem: n.problem,
       });
       n.factsWritten = true;
       n.touchedMs = nowMs;
+      n.gpus = undefined;
     }
     return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
@@ -205,7 +244,10 @@ export class NodeLiveness {
     for (const r of rows) {
       const n = this.nodes.get(r.id);
       if (n === undefined) continue;
-      if (r.gpus !== null) n.factsWritten = false;
+      if (r.gpus !== null) {
+        n.factsWritten = false;
+        n.gpus ??= r.gpus;
+      }
       n.touchedMs = -Infinity;
     }
   }
