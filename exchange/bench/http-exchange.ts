@@ -284,6 +284,24 @@ export async function cpuMsOfAll(name: string): Promise<Map<number, number> | un
   }
 }
 
+/** CPU time (ms) used so far by the child processes of `pid` (the exchange's agents' service), from /proc. */
+export async function cpuMsOfChildren(pid: number): Promise<number | undefined> {
+  try {
+    let total = 0;
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Field 4 is the parent's pid.
+      if (Number(rest[1]) !== pid) continue;
+      total += ((Number(rest[11]) + Number(rest[12])) * 1000) / CLOCK_TICKS;
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * CPU time (ms) the processes used between two cpuMsOfAll() readings: what
  * each process still running at the second used since the first (all of it,

@@ -45,8 +45,8 @@ import { Steward } from './market/steward.js';
 import { openAgentDatabase } from './providers/agent-database.js';
 import { inThisThread, startAgentServer } from './providers/grpc-server.js';
 import { MarketBackend } from './providers/agent-backend.js';
-import { startAgentThread } from './providers/agent-thread.js';
-import type { AgentThread } from './providers/agent-thread.js';
+import { startAgentHost } from './providers/agent-host.js';
+import type { AgentHost } from './providers/agent-host.js';
 import type { ProviderContext } from './providers/provider-context.js';
 
 export interface ExchangeOptions {
@@ -70,7 +70,7 @@ export interface ExchangeOptions {
   readonly onStandby?: (holder: Holder, url: string, grpcPort: number) => void;
   /**
    * Something this process cannot go on without stopped (the agents' gRPC
-   * thread): the caller drains and exits. Unset: it is logged.
+   * process): the caller drains and exits. Unset: it is logged.
    */
   readonly onFatal?: (err: Error) => void;
 }
@@ -243,7 +243,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     };
 
     // The agents' calls have PostgreSQL connections of their own (issue 18).
-    // On PostgreSQL the gRPC service runs in a thread of its own, with
+    // On PostgreSQL the gRPC service runs in a process of its own, with
     // GPUX_AGENT_DB_CONNECTIONS there; the few calls it hands to the market
     // take two more here.
     const inWorker = config.databaseUrl !== undefined && db.kind === 'postgres';
@@ -268,9 +268,9 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       logger,
       serving,
     };
-    // The agents' gRPC service: on PostgreSQL in a worker thread of its own,
-    // so that agent traffic never holds up this thread, which serves the
-    // customers; on the embedded PGlite (one connection, in this thread)
+    // The agents' gRPC service: on PostgreSQL in a process of its own, so
+    // that agent traffic never holds up this process, which serves the
+    // customers; on the embedded PGlite (one connection, in this process)
     // here. Either way its calls reach the market through the same backend.
     const backend = new MarketBackend(providers);
     const grpcOptions = {
@@ -279,10 +279,10 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       tls: config.grpcTls,
       limits: config.agentShare,
     };
-    let thread: AgentThread | undefined;
+    let host: AgentHost | undefined;
     let grpc: { readonly port: number; close(): Promise<void> };
     if (inWorker && config.databaseUrl !== undefined) {
-      thread = await startAgentThread(
+      host = await startAgentHost(
         {
           databaseUrl: config.databaseUrl,
           connections: config.agentDbConnections,
@@ -292,11 +292,11 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         backend,
         logger,
         (err) => {
-          logger.error({ err }, "the agents' gRPC thread stopped; no agent can be heard");
+          logger.error({ err }, "the agents' gRPC service stopped; no agent can be heard");
           o.onFatal?.(err);
         },
       );
-      grpc = thread;
+      grpc = host;
     } else {
       grpc = await startAgentServer(
         {
@@ -417,10 +417,10 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         renewEveryMs: Math.max(100, Math.floor(config.ownerLeaseMs / 3)),
         pollEveryMs: STANDBY_POLL_MS,
         onStandby: (holder) => o.onStandby?.(holder, url, grpc.port),
-        // The agents' thread reads it from shared memory, on its own clock.
+        // The agents' service process is told, and counts it on its own clock.
         onChange: () => {
           const until = role.steward?.servingUntil ?? -Infinity;
-          thread?.serving.set(
+          host?.setServing(
             until === -Infinity ? 0 : performance.timeOrigin + until,
             role.steward?.generation ?? 0,
           );

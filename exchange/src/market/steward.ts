@@ -32,7 +32,7 @@ export interface StewardOptions {
   /**
    * After anything that changes what `serving()` says or until when (a
    * start, a renewal, a loss): for what reads it from another thread
-   * (providers/agent-thread.ts).
+   * (providers/agent-host.ts).
    */
   readonly onChange?: () => void;
   /** How long close() waits for the market to stop (default 15 s). */

@@ -6,8 +6,8 @@
 // the nodes' statuses as heartbeats and silence report them (`reportNodes`),
 // which go through the cluster's book (node-status.ts).
 //
-// On PostgreSQL the front runs in a worker thread of its own
-// (agent-thread.ts) and reaches this over a message port: a flood of agent
+// On PostgreSQL the front runs in a process of its own (agent-host.ts)
+// and reaches this over its IPC channel: a flood of agent
 // calls then costs the thread that serves the customers nothing but these
 // few messages. On the embedded PGlite (one connection, in this thread) and
 // in tests the front calls it directly.

@@ -23,7 +23,7 @@ export function openAgentDatabase(
   return agentPool(databaseUrl, connections, logger);
 }
 
-/** A pool of the agents' own on PostgreSQL (the agents' worker thread opens its own). */
+/** A pool of the agents' own on PostgreSQL (the agents' service process opens its own). */
 export function agentPool(databaseUrl: string, connections: number, logger: Logger): Database {
   const url = new URL(databaseUrl);
   url.searchParams.set('application_name', AGENT_APPLICATION_NAME);

@@ -1,5 +1,6 @@
-// The messages between the agents' worker thread (agent-worker.ts) and the
-// thread that runs the market (agent-thread.ts), and the state they share.
+// The messages between the agents' service process (agent-process.ts) and
+// the exchange process that runs the market (agent-host.ts), and the state
+// the market's side tells the service.
 
 import { GpuxError, isErrorCode } from '@gpux/shared';
 import type { status } from '@grpc/grpc-js';
@@ -17,8 +18,6 @@ export interface WorkerSetup {
   readonly connections: number;
   readonly logLevel: LogLevel;
   readonly server: AgentServerOptions;
-  /** Float64Array over it: [serving until (epoch ms, 0: not serving), generation]. */
-  readonly serving: SharedArrayBuffer;
 }
 
 export type ToMarket =
@@ -35,8 +34,10 @@ export type ToMarket =
   | { readonly type: 'closed' };
 
 export type ToWorker =
+  | { readonly type: 'setup'; readonly setup: WorkerSetup }
   | { readonly type: 'reply'; readonly id: number; readonly value: unknown }
   | { readonly type: 'reply'; readonly id: number; readonly error: WireError }
+  | { readonly type: 'serving'; readonly untilMs: number; readonly generation: number }
   | { readonly type: 'close' };
 
 /** An error thrown beside the market, as the worker rebuilds it. */
@@ -72,28 +73,28 @@ export function fromWire(e: WireError): Error {
 export type NodeViews = NodeView[][];
 
 /**
- * Until when (ms of `performance.timeOrigin + performance.now()`, the same
- * clock in every thread of the process) the process serves, and its
- * generation, written and read with Atomics so that no thread sees half of
- * a change: the generation is stored before the time it goes with.
+ * Until when the process serves the market (ms of `performance.timeOrigin
+ * + performance.now()`: the wall clock at each process's start, then
+ * monotonic, so the two processes' readings agree), and since which
+ * takeover: the market's side sends it whenever it changes (a start, each
+ * renewal, a loss). The service serves only while it holds, by its own
+ * clock: a market's side that stopped (SIGSTOP) stops the service too,
+ * once its last word runs out.
  */
-export class SharedServing {
-  private readonly cells: BigInt64Array;
-
-  constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(16)) {
-    this.cells = new BigInt64Array(buffer);
-  }
+export class ServingState {
+  private untilMs = 0;
+  private gen = 0;
 
   set(untilMs: number, generation: number): void {
-    Atomics.store(this.cells, 1, BigInt(generation));
-    Atomics.store(this.cells, 0, BigInt(Math.max(0, Math.floor(untilMs))));
+    this.untilMs = untilMs;
+    this.gen = generation;
   }
 
   serving(): boolean {
-    return performance.timeOrigin + performance.now() < Number(Atomics.load(this.cells, 0));
+    return performance.timeOrigin + performance.now() < this.untilMs;
   }
 
   generation(): number {
-    return Number(Atomics.load(this.cells, 1));
+    return this.gen;
   }
 }

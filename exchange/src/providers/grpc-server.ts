@@ -9,7 +9,7 @@
 // its own limits, apart from the REST limits of D18, which agents' calls
 // do not count in. Heartbeats are kept here (agent-front.ts); what needs
 // the market goes to its backend (agent-backend.ts), in this thread or, on
-// PostgreSQL, from a worker thread of its own (agent-thread.ts).
+// PostgreSQL, from a process of its own (agent-host.ts).
 
 import { readFileSync } from 'node:fs';
 
@@ -56,7 +56,7 @@ export interface AgentServerOptions {
   readonly limits?: AgentShareLimits | undefined;
 }
 
-/** What the service works with where it runs (this thread, or the agents' worker thread). */
+/** What the service works with where it runs (the exchange's process, or the agents' service process). */
 export interface ServiceContext extends FrontOptions {
   /** Principals of agents' tokens and providers' clusters (accounts/directory.ts). */
   readonly directory: {
