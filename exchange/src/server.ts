@@ -280,7 +280,12 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       limits: config.agentShare,
     };
     let host: AgentHost | undefined;
-    let grpc: { readonly port: number; close(): Promise<void> };
+    let grpc: {
+      readonly port: number;
+      close(): Promise<void>;
+      /** The market changed these clusters' leases (agent-front.ts keeps its answers till then). */
+      invalidate(clusters: readonly string[] | 'all'): void;
+    };
     if (inWorker && config.databaseUrl !== undefined) {
       host = await startAgentHost(
         {
@@ -298,7 +303,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       );
       grpc = host;
     } else {
-      grpc = await startAgentServer(
+      const server = await startAgentServer(
         {
           ...inThisThread(providers, {
             clock: () => Date.now(),
@@ -308,6 +313,11 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         },
         grpcOptions,
       );
+      grpc = {
+        port: server.port,
+        close: () => server.close(),
+        invalidate: (clusters) => server.front.invalidate(clusters),
+      };
     }
     stops.push(() => grpc.close());
 
@@ -360,6 +370,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           },
         });
         ownedStops.push(() => market.close());
+        market.onLeases((clusters) => grpc.invalidate(clusters));
 
         const publisher: EventPublisher =
           bus !== undefined

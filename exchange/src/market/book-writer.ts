@@ -203,6 +203,8 @@ export class BookWriter implements BatchSource {
     for (let attempt = 0; ; attempt++) {
       try {
         this.state = await loadBook(this.db, this.state.gpuType, this.state.zone, this.options);
+        // What was in memory and not committed is gone: leases too.
+        this.group.onLeases?.('all');
         if (attempt > 0) {
           this.options.logger.info(
             { book: `${this.gpuType}/${this.zone}`, attempts: attempt + 1 },

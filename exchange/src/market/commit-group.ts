@@ -52,6 +52,14 @@ export class CommitGroup {
   /** Called after a commit that wrote outbox events (the relay wakes). */
   onEvents: (() => void) | undefined;
 
+  /**
+   * Called after a commit that changed leases, with their clusters, and with
+   * 'all' when a book was rebuilt: which nodes are leased may have changed
+   * (the agents' service keeps its answers to heartbeats until then,
+   * providers/agent-front.ts).
+   */
+  onLeases: ((clusters: readonly string[] | 'all') => void) | undefined;
+
   constructor(
     private readonly db: Database,
     /** At debug level, one line per commit group with its times (docs/benchmarks.md). */
@@ -97,6 +105,9 @@ export class CommitGroup {
       try {
         await merged.write(this.db, this.fence?.tokenFor(written.map((b) => b.book)));
         if (merged.outbox.length > 0) this.onEvents?.();
+        if (merged.leases.size > 0 && this.onLeases !== undefined) {
+          this.onLeases([...new Set([...merged.leases.values()].map((l) => l.cluster_id))]);
+        }
       } catch (err) {
         if (isFencedError(err)) {
           failure = { error: fencedError(), fenced: true };

@@ -106,6 +106,11 @@ export class Market {
     this.group.onEvents = listener;
   }
 
+  /** `listener` runs after every commit that changed leases (their clusters; 'all': a book was rebuilt). */
+  onLeases(listener: (clusters: readonly string[] | 'all') => void): void {
+    this.group.onLeases = listener;
+  }
+
   writer(gpuType: GpuType, zone: Zone): BookWriter {
     const w = this.writers.get(`${gpuType}/${zone}`);
     if (w === undefined) throw new InvariantError(`no book ${gpuType}/${zone}`);

@@ -161,6 +161,38 @@ describe('heartbeats kept as state, written in batches (issue 18)', () => {
     }
   });
 
+  it("a heartbeat that changes nothing is answered from the market's last answer, until the cluster's leases change", async () => {
+    const p = await h.provider(2, 'b200', 'us-east-1');
+    const hosts = (await h.attach(p)).nodes.map((n) => n.hostname);
+    type Answer = { nodes: { hostname: string; leaseId: string }[] };
+    await beat(p, hosts);
+    reports = 0;
+    await beat(p, hosts);
+    await beat(p, hosts);
+    expect(reports).toBe(0);
+    // A fill leases a node: the next heartbeat shows it.
+    await h.call(h.client.publishSell, p.token, {
+      clusterId: p.clusterId,
+      nodes: 1,
+      priceCents: 250,
+      windowHours: 48,
+    });
+    const buyer = await h.ex.party('kept-buyer');
+    const bought = await h.ex.call('POST', '/v1/orders', buyer.token, {
+      side: 'buy',
+      gpu_type: 'b200',
+      zone: 'us-east-1',
+      gpu_count: 8,
+      duration_hours: 1,
+    });
+    expect(bought.json['status'], bought.body).toBe('filled');
+    const after = (await beat(p, hosts)) as Answer;
+    expect(after.nodes.filter((n) => n.leaseId !== '').map((n) => n.leaseId)).toEqual([
+      bought.json['lease_id'],
+    ]);
+    expect(reports).toBe(1);
+  });
+
   it('a heartbeat answers with the status the book now holds; its problem is written with its facts', async () => {
     const p = await h.provider(2);
     const hosts = (await h.attach(p)).nodes.map((n) => n.hostname);

@@ -1,9 +1,11 @@
 // The heartbeats where the gRPC service runs (issue 18, D29): a heartbeat is
 // recorded in memory (node-liveness.ts) and answered with the nodes as their
 // books hold them; only what changes a node's status reaches the market.
-// The reports of one turn of the event loop go to the market as one message
-// (agent-backend.ts: reportNodes), so a burst of heartbeats costs the thread
-// that serves the customers one message, not one per heartbeat.
+// The answer is kept per cluster and given again while the heartbeats
+// report what it shows and the market says nothing of the cluster's leases
+// (`invalidate`, after a commit that changed them): most heartbeats cost the
+// market nothing. The others of one turn of the event loop go to the market
+// as one message (agent-backend.ts: reportNodes).
 //
 // Every second the silent nodes go offline through their books (D29); every
 // two seconds the facts that changed, and the time of each node's last
@@ -69,12 +71,25 @@ interface Pending {
   readonly waiters: { resolve(v: NodeView[]): void; reject(e: unknown): void }[];
 }
 
+/** Does the kept answer show each reported node with the status its report asks for? */
+function sameStatus(kept: readonly NodeView[], reports: readonly ReportedNode[]): boolean {
+  for (const r of reports) {
+    const v = kept.find((k) => k.nodeId === r.id);
+    if (v?.status !== (r.healthy ? 'online' : 'offline')) return false;
+  }
+  return true;
+}
+
 export class AgentFront {
   private readonly liveness = new NodeLiveness();
   /** The generation the liveness was made for; undefined: not made. */
   private made: number | undefined;
   private making: Promise<void> | undefined;
   private pending = new Map<string, Pending>();
+  /** Per cluster, the nodes as the market last answered (kept until it says the leases changed). */
+  private readonly views = new Map<string, NodeView[]>();
+  /** Raised by every invalidation: an answer asked for before it is not kept. */
+  private invalidations = 0;
   private scheduled = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private flushing: Promise<void> | undefined;
@@ -116,6 +131,7 @@ export class AgentFront {
     if (this.made === generation) return;
     this.making ??= (async () => {
       this.liveness.reset();
+      this.invalidate('all');
       runtimeOf(this.o).clusters.clear();
       const rows = await this.o.db.query<{
         id: string;
@@ -154,6 +170,13 @@ export class AgentFront {
     );
   }
 
+  /** The market changed these clusters' leases ('all': any cluster's): their answers are asked for again. */
+  invalidate(clusters: readonly string[] | 'all'): void {
+    this.invalidations++;
+    if (clusters === 'all') this.views.clear();
+    else for (const id of clusters) this.views.delete(id);
+  }
+
   /**
    * A heartbeat of the caller's cluster, its nodes checked against it:
    * recorded, and answered with every node as its book holds it.
@@ -163,6 +186,12 @@ export class AgentFront {
     if (row.heartbeat_ms === null) throw invalid(`attach to cluster ${row.id} first`);
     await this.ready();
     this.liveness.heard(row.id, row.heartbeat_ms, reports, this.o.clock());
+    const kept = this.views.get(row.id);
+    if (kept !== undefined && sameStatus(kept, reports)) return kept;
+    // A change goes to the market: until its answer, the cluster's
+    // heartbeats follow it there (the newest report wins, agent-backend.ts).
+    this.views.delete(row.id);
+    const asked = this.invalidations;
     const views = await this.report({
       clusterId: row.id,
       gpuType: row.gpu_type,
@@ -170,7 +199,13 @@ export class AgentFront {
       reported: reports.map((r) => [r.id, r.healthy ? 'online' : 'offline'] as const),
     });
     this.liveness.saw(views);
+    this.keep(row.id, views, asked);
     return views;
+  }
+
+  /** Keep the market's answer, unless the leases changed since it was asked for. */
+  private keep(clusterId: string, views: NodeView[], asked: number): void {
+    if (this.invalidations === asked) this.views.set(clusterId, views);
   }
 
   /** The reports of this turn go to the market together. */
@@ -248,8 +283,13 @@ export class AgentFront {
         reported: s.nodeIds.map((id) => [id, 'offline'] as const),
       });
     });
+    const asked = this.invalidations;
     const views = await this.o.backend.reportNodes(reports);
-    for (const v of views) this.liveness.saw(v);
+    views.forEach((v, i) => {
+      this.liveness.saw(v);
+      const id = reports[i]?.clusterId;
+      if (id !== undefined) this.keep(id, v, asked);
+    });
     return reports.reduce((n, r) => n + r.reported.length, 0);
   }
 

@@ -33,6 +33,8 @@ export interface AgentHost {
   readonly port: number;
   /** This process serves the market until `untilMs` (performance.timeOrigin + now()); 0: it does not. */
   setServing(untilMs: number, generation: number): void;
+  /** The market changed these clusters' leases ('all': a book was rebuilt). */
+  invalidate(clusters: readonly string[] | 'all'): void;
   /** Stop the service (calls in flight finish, heartbeats written), then its process. */
   close(): Promise<void>;
 }
@@ -124,6 +126,9 @@ export async function startAgentHost(
     port,
     setServing(untilMs, generation) {
       send({ type: 'serving', untilMs, generation });
+    },
+    invalidate(clusters) {
+      send({ type: 'leases', clusters });
     },
     async close() {
       if (closing) return;

@@ -144,6 +144,9 @@ process.on('message', (m: ToWorker) => {
     case 'serving':
       serving.set(m.untilMs, m.generation);
       return;
+    case 'leases':
+      server?.front.invalidate(m.clusters);
+      return;
     case 'close':
       void close().finally(() => process.exit(0));
       return;

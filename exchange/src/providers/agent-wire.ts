@@ -38,6 +38,7 @@ export type ToWorker =
   | { readonly type: 'reply'; readonly id: number; readonly value: unknown }
   | { readonly type: 'reply'; readonly id: number; readonly error: WireError }
   | { readonly type: 'serving'; readonly untilMs: number; readonly generation: number }
+  | { readonly type: 'leases'; readonly clusters: readonly string[] | 'all' }
   | { readonly type: 'close' };
 
 /** An error thrown beside the market, as the worker rebuilds it. */

@@ -96,6 +96,9 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
       { ...service, backend: o.backend?.(service.backend) ?? service.backend },
       { ...o.server, host: '127.0.0.1', port: 0 },
     );
+    const front = server.front;
+    // As the exchange does: the service's kept answers go when leases change.
+    ex.market.onLeases((clusters) => front.invalidate(clusters));
     client = new AgentServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
   } catch (err) {
     await server?.close();
