@@ -63,8 +63,8 @@ UPDATE nodes n
  WHERE n.id = x.id
 RETURNING n.id`;
 
-/** At most this many rows a statement. */
-const MAX_WRITE_ROWS = 5_000;
+/** At most this many rows a statement (the service answers calls between two). */
+const MAX_WRITE_ROWS = 1_000;
 
 interface Pending {
   report: ClusterNodes;
@@ -99,11 +99,13 @@ export class AgentFront {
   /** When (monotonic) the last sweep ran: one much later than due means a stall. */
   private lastSweepMono = performance.now();
   private readonly sweepMs: number;
+  private readonly flushMs: number;
 
   constructor(private readonly o: FrontOptions) {
     const sweepMs = o.sweepEveryMs ?? 1_000;
     this.sweepMs = sweepMs;
-    const flushMs = o.flushEveryMs ?? 2_000;
+    this.flushMs = o.flushEveryMs ?? 2_000;
+    const flushMs = this.flushMs;
     if (sweepMs > 0) {
       this.timers.push(
         setInterval(() => {
@@ -303,7 +305,13 @@ export class AgentFront {
 
   private async write(): Promise<void> {
     if (!this.o.serving() || this.made !== this.o.generation()) return;
-    const rows = this.liveness.dirty(this.o.clock());
+    // Twice the touches a flush must write to keep up, so nodes heard first
+    // together (a start) spread out over a few flushes instead of all
+    // falling due in one every touch interval.
+    const perFlush = Math.ceil(
+      (2 * this.liveness.size * this.flushMs) / this.liveness.touchIntervalMs,
+    );
+    const rows = this.liveness.dirty(this.o.clock(), Math.max(500, perFlush));
     for (let i = 0; i < rows.length; i += MAX_WRITE_ROWS) {
       const part = rows.slice(i, i + MAX_WRITE_ROWS);
       const json = `[${part

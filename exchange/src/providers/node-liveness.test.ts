@@ -85,6 +85,22 @@ describe('NodeLiveness (D29, issue 18)', () => {
     ]);
   });
 
+  it('touches at most so many nodes a time, the longest untouched first (no burst of every node at once)', () => {
+    const l = new NodeLiveness(30_000);
+    for (let i = 0; i < 10; i++) {
+      l.heard('cls_a', INTERVAL, [{ id: `nod_${i}`, gpus, problem: null }], 1_000);
+    }
+    l.dirty(1_000);
+    // Heard again; nod_0..nod_4 were touched earlier than the others.
+    for (let i = 0; i < 10; i++) {
+      l.heard('cls_a', INTERVAL, [{ id: `nod_${i}`, gpus, problem: null }], 40_000);
+    }
+    expect(l.dirty(40_000, 3)).toHaveLength(3);
+    expect(l.dirty(40_000, 3)).toHaveLength(3);
+    expect(l.dirty(40_000, 100)).toHaveLength(4);
+    expect(l.dirty(40_000, 100)).toEqual([]);
+  });
+
   it('rows that were not written are written the next time', () => {
     const l = new NodeLiveness();
     l.heard('cls_a', INTERVAL, [{ id: 'nod_1', gpus, problem: null }], 1_000);

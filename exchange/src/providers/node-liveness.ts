@@ -212,31 +212,44 @@ export class NodeLiveness {
   }
 
   /**
-   * The rows to write now: nodes whose facts changed, and nodes heard since
+   * The rows to write now: nodes whose facts changed, and, at most
+   * `maxTouches` of them, the longest untouched first, nodes heard since
    * their last_heartbeat_at was written more than `touchEveryMs` ago; in id
-   * order. They count as written: `unwritten()` puts back what failed.
+   * order. Nodes all heard first at one moment would otherwise all fall due
+   * together, every `touchEveryMs`: one large write instead of a steady
+   * trickle. They count as written: `unwritten()` puts back what failed.
    */
-  dirty(nowMs: number): NodeRowUpdate[] {
+  dirty(nowMs: number, maxTouches = Infinity): NodeRowUpdate[] {
     const rows: NodeRowUpdate[] = [];
+    const due: Node[] = [];
     for (const n of this.nodes.values()) {
-      const stale = n.lastHeardMs > n.touchedMs && nowMs - n.touchedMs >= this.touchEveryMs;
-      if (n.factsWritten && !stale) continue;
-      rows.push({
-        id: n.id,
-        heardMs: n.lastHeardMs,
-        gpus:
-          n.gpus === undefined
-            ? null
-            : typeof n.gpus === 'string'
-              ? n.gpus
-              : JSON.stringify(n.gpus),
-        problem: n.problem,
-      });
-      n.factsWritten = true;
-      n.touchedMs = nowMs;
-      n.gpus = undefined;
+      if (!n.factsWritten) {
+        this.take(n, nowMs, rows);
+        continue;
+      }
+      if (n.lastHeardMs > n.touchedMs && nowMs - n.touchedMs >= this.touchEveryMs) due.push(n);
     }
+    if (due.length > maxTouches) due.sort((a, b) => a.touchedMs - b.touchedMs);
+    for (const n of due.slice(0, maxTouches)) this.take(n, nowMs, rows);
     return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  private take(n: Node, nowMs: number, rows: NodeRowUpdate[]): void {
+    const gpus = n.gpus;
+    rows.push({
+      id: n.id,
+      heardMs: n.lastHeardMs,
+      gpus: gpus === undefined ? null : typeof gpus === 'string' ? gpus : JSON.stringify(gpus),
+      problem: n.problem,
+    });
+    n.factsWritten = true;
+    n.touchedMs = nowMs;
+    n.gpus = undefined;
+  }
+
+  /** How often each node's heartbeat time is written. */
+  get touchIntervalMs(): number {
+    return this.touchEveryMs;
   }
 
   /** These rows were not written (the database failed, a row was locked): write them next time. */
