@@ -12,10 +12,9 @@ describe('pg-replay', () => {
   });
 
   it("replays a fenced batch's tables without its fence (the last parameter)", () => {
-    expect(tableParams({ name: 'gpux_write_batch_f65', sql: '', params: ['a', 'b', 'f'] })).toEqual([
-      'a',
-      'b',
-    ]);
+    expect(tableParams({ name: 'gpux_write_batch_f65', sql: '', params: ['a', 'b', 'f'] })).toEqual(
+      ['a', 'b'],
+    );
     expect(tableParams({ name: 'gpux_write_batch_65', sql: '', params: ['a', 'b'] })).toEqual([
       'a',
       'b',

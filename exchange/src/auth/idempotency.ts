@@ -184,9 +184,7 @@ export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<
  * GPUX_INSTANCE_ID, and no other process serves requests.
  */
 export async function releaseClaimsInProgress(db: Queryable): Promise<number> {
-  const rows = await db.query(
-    'DELETE FROM idempotency_keys WHERE status_code IS NULL RETURNING 1',
-  );
+  const rows = await db.query('DELETE FROM idempotency_keys WHERE status_code IS NULL RETURNING 1');
   return rows.length;
 }
 
