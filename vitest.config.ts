@@ -1,15 +1,28 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import type { TestProjectConfiguration } from 'vitest/config';
 
 const src = (pkg: string): string =>
   fileURLToPath(new URL(`./${pkg}/src/index.ts`, import.meta.url));
 
 const PACKAGES = '{shared,proto,exchange,agent,cli}';
 
+const IMAGES: TestProjectConfiguration = {
+  extends: true,
+  test: {
+    name: 'images',
+    include: ['test/images/**/*.image.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
+  },
+};
+
 // Three projects (`npx vitest --project unit` runs in seconds):
 // - unit: pure tests beside the code, no database, no network, no child process;
 // - db: tests beside the code that need the local PostgreSQL (`*.db.test.ts`);
-// - e2e: test/, real processes over real protocols.
+// - e2e: test/, real processes over real protocols;
+// - images: test/images/*.image.ts, the OCI images under podman, only when
+//   GPUX_TEST_IMAGES=1 (`npm run test:images` builds the images and sets it).
 export default defineConfig({
   resolve: {
     // Tests run against sources, so `npm test` needs no build first.
@@ -46,6 +59,7 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      ...(process.env['GPUX_TEST_IMAGES'] === '1' ? [IMAGES] : []),
     ],
   },
 });

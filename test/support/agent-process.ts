@@ -10,6 +10,8 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
+import type { Launcher } from './launch.js';
+
 const MAIN = fileURLToPath(new URL('../../agent/dist/main.js', import.meta.url));
 
 /** The agent's settings (README "The agent", agent/src/settings.ts), by their environment names. */
@@ -43,6 +45,8 @@ export interface StartAgentOptions {
   readonly waitReady?: boolean;
   /** Give up waiting for readiness after this long (default 60 s). */
   readonly readyTimeoutMs?: number;
+  /** How to run it (default: `node agent/dist/main.js` here); e.g. its image (test/images/). */
+  readonly launch?: Launcher;
 }
 
 /** What readiness waits for, in the order the agent logs them. */
@@ -70,14 +74,16 @@ export async function startAgentProcess(
   settings: AgentSettings,
   options: StartAgentOptions = {},
 ): Promise<AgentProcess> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      HOME: process.env['HOME'] ?? settings.GPUX_STATE_DIR,
-      PROVISIONER: 'simulated',
-      LOG_LEVEL: 'info',
-      ...settings,
-    },
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '',
+    HOME: process.env['HOME'] ?? settings.GPUX_STATE_DIR,
+    PROVISIONER: 'simulated',
+    LOG_LEVEL: 'info',
+    ...settings,
+  };
+  const launch = options.launch?.(env) ?? { command: process.execPath, args: [MAIN], env };
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -102,7 +108,8 @@ export async function startAgentProcess(
         throw new Error(`agent exited (${String(child.exitCode)}) before ready:\n${output}`);
       }
       if (Date.now() > deadline) {
-        child.kill('SIGKILL');
+        if (launch.kill !== undefined) launch.kill('SIGKILL');
+        else child.kill('SIGKILL');
         throw new Error(`agent not ready in time:\n${output}`);
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -117,7 +124,8 @@ export async function startAgentProcess(
     exited: () => exit,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
+      if (launch.kill !== undefined) launch.kill(signal);
+      else child.kill(signal);
       return exit;
     },
   };

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 
+import type { Launcher } from './launch.js';
+
 const MAIN = fileURLToPath(new URL('../../exchange/dist/main.js', import.meta.url));
 
 export interface ExchangeProcess {
@@ -32,6 +34,8 @@ export interface StartOptions {
    * not only once this one owns it and serves.
    */
   readonly standbyOk?: boolean;
+  /** How to run it (default: `node` with the npm start flags here); e.g. its image (test/images/). */
+  readonly launch?: Launcher;
 }
 
 /** Starts the exchange on free ports (HTTP and gRPC) with `env` added to this process's. */
@@ -39,15 +43,14 @@ export async function startExchangeProcess(
   env: NodeJS.ProcessEnv,
   o: StartOptions = {},
 ): Promise<ExchangeProcess> {
-  const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
+  const settings = { HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', ...env };
+  const launch = o.launch?.(settings) ?? {
+    command: process.execPath,
+    args: [...EXCHANGE_NODE_FLAGS, MAIN],
+    env: { ...process.env, ...settings },
+  };
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -99,7 +102,8 @@ export async function startExchangeProcess(
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
-      child.kill(signal);
+      if (launch.kill !== undefined) launch.kill(signal);
+      else child.kill(signal);
       const [code] = (await exited) as [number | null];
       return code;
     },

@@ -31,6 +31,7 @@ import { startAgentProcess } from './agent-process.js';
 import type { AgentProcess, StartAgentOptions } from './agent-process.js';
 import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
+import type { Launcher } from './launch.js';
 import { freePort } from './nats-server.js';
 
 /** This machine's NATS with JetStream (helper context "Services"). */
@@ -55,6 +56,8 @@ export interface ProviderStackOptions {
   readonly startAgent?: boolean;
   /** A name for the database and scratch directory (lower case, digits, _). */
   readonly label?: string;
+  /** How the exchange and the agent run (default: `node` here); e.g. their images (test/images/). */
+  readonly launch?: { readonly exchange?: Launcher; readonly agent?: Launcher };
 }
 
 export interface Account {
@@ -172,7 +175,10 @@ export class ProviderStack {
   /** Starts the exchange (again) on the stack's ports and database. */
   async startExchange(extraEnv: Record<string, string> = {}): Promise<ExchangeProcess> {
     if (this.exchange !== undefined) throw new Error('the exchange is running');
-    this.exchange = await startExchangeProcess({ ...this.exchangeEnv(), ...extraEnv });
+    this.exchange = await startExchangeProcess(
+      { ...this.exchangeEnv(), ...extraEnv },
+      this.options.launch?.exchange === undefined ? {} : { launch: this.options.launch.exchange },
+    );
     return this.exchange;
   }
 
@@ -218,7 +224,9 @@ export class ProviderStack {
         GPUX_STATE_DIR: env['GPUX_STATE_DIR'] ?? '',
         GPUX_SSH_LISTEN: env['GPUX_SSH_LISTEN'] ?? '',
       },
-      options,
+      this.options.launch?.agent === undefined
+        ? options
+        : { launch: this.options.launch.agent, ...options },
     );
     return this.agent;
   }
@@ -391,7 +399,7 @@ export class ProviderStack {
       const agent = this.agent;
       this.agent = undefined;
       if (agent !== undefined) {
-        const killer = setTimeout(() => agent.child.kill('SIGKILL'), 10_000);
+        const killer = setTimeout(() => void agent.stop('SIGKILL'), 10_000);
         await agent.stop('SIGTERM');
         clearTimeout(killer);
       }
