@@ -5,7 +5,15 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +24,10 @@ import { ExchangeDouble } from './agent-exchange-double.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'agent/dist/main.js');
+/** The agent reports its package's version (one version for the whole repository: CHANGELOG.md). */
+const AGENT_VERSION = (
+  JSON.parse(readFileSync(join(ROOT, 'agent/package.json'), 'utf8')) as { version: string }
+).version;
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOnly+a+test+key buyer@example';
 
@@ -149,7 +161,7 @@ describe('agent process', () => {
       clusterId,
       heartbeatIntervalSeconds: 1,
       provisioner: 'simulated',
-      agentVersion: '0.0.0',
+      agentVersion: AGENT_VERSION,
     });
     // Host facts from systeminformation.
     const host = attach?.['host'] as { cpuCores: number; memoryMib: number; os: string };

@@ -5,6 +5,7 @@
 // pieces checked to fit together (settings, mounts, ports, names).
 
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import yaml from 'js-yaml';
@@ -79,6 +80,13 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': ValidatingWebhookConfiguration,
 };
 
+/** The release's version (package.json): the images' tag and the git tag. */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
 function render(dir: string): KubeObject[] {
   const out = execFileSync('kubectl', ['kustomize', dir], { cwd: root, encoding: 'utf8' });
   return yaml.loadAll(out) as KubeObject[];
@@ -130,6 +138,7 @@ function triples(
 describe.each([
   ['the base', 'deploy/agent'],
   ['the example overlay', 'deploy/agent/overlays/example'],
+  ['the example overlay with mutual TLS', 'deploy/agent/overlays/example-mtls'],
 ])('deploy/agent: %s', (_, dir) => {
   const objects = render(dir);
 
@@ -270,7 +279,8 @@ describe.each([
       ]) {
         expect(settings[name], name).toBeDefined();
       }
-      expect(container?.image).not.toBe('gpux-agent');
+      // The image by the documented scheme (deploy/images/README.md), at this release's version.
+      expect(container?.image).toBe(`ghcr.io/gpux/agent:${VERSION}`);
     }
   });
 
@@ -331,5 +341,33 @@ describe.each([
     // The overlay gives the API server the CA to trust; the base leaves it to the overlay.
     if (dir.includes('overlays')) expect(hook?.clientConfig.caBundle).toMatch(/^[A-Za-z0-9+/]+=*$/);
     else expect(hook?.clientConfig.caBundle).toBeUndefined();
+  });
+
+  it('mounts the exchange CA and client certificate from an optional Secret, used only when the overlay makes it', () => {
+    const deployment = one<IDeployment>(objects, 'Deployment');
+    const pod = deployment.spec?.template.spec;
+    const container = pod?.containers[0];
+    const settingsName = container?.envFrom?.[0]?.configMapRef?.name;
+    const settings = one<IConfigMap>(objects, 'ConfigMap', settingsName).data ?? {};
+    const mount = container?.volumeMounts?.find((m) => m.mountPath === '/etc/gpux/exchange-tls');
+    const secret = pod?.volumes?.find((v) => v.name === mount?.name)?.secret;
+    expect(mount?.readOnly).toBe(true);
+    expect(secret?.secretName).toMatch(/^gpux-agent-exchange-tls/);
+    const generated = objects.find(
+      (o) => o.kind === 'Secret' && o.metadata.name === secret?.secretName,
+    ) as (ISecret & KubeObject) | undefined;
+    const files = ['GPUX_GRPC_CA_FILE', 'GPUX_GRPC_CERT_FILE', 'GPUX_GRPC_KEY_FILE'];
+    if (dir.endsWith('example-mtls')) {
+      // Each setting names a key of that Secret under the mount.
+      expect(Object.keys(generated?.data ?? {}).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+      expect(files.map((f) => settings[f])).toEqual(
+        ['ca.crt', 'tls.crt', 'tls.key'].map((k) => `/etc/gpux/exchange-tls/${k}`),
+      );
+    } else {
+      // Without it the pod still starts (optional) and the agent uses the public CAs.
+      expect(secret?.optional).toBe(true);
+      expect(generated).toBeUndefined();
+      for (const f of files) expect(settings[f], f).toBeUndefined();
+    }
   });
 });
