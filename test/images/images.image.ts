@@ -19,16 +19,18 @@ import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { SFTP_SERVER } from '../../agent/src/provisioner/kubernetes/pod-exec-backend.js';
 import { HOST_KEY_FILE } from '../../agent/src/ssh/host-key.js';
 import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 
-import { PODMAN_GLOBAL, podmanLauncher } from '../support/launch.js';
+import { PODMAN_GLOBAL, PODMAN_ULIMITS, podmanLauncher } from '../support/launch.js';
 import { ProviderStack } from '../support/provider-stack.js';
 import { leaseTarget, makeSshKey, runSsh } from '../support/ssh-client.js';
 import type { SshKey, SshTarget } from '../support/ssh-client.js';
 
 const AGENT_IMAGE = process.env['GPUX_TEST_AGENT_IMAGE'] ?? '';
 const EXCHANGE_IMAGE = process.env['GPUX_TEST_EXCHANGE_IMAGE'] ?? '';
+const WORKSPACE_IMAGE = process.env['GPUX_TEST_WORKSPACE_IMAGE'] ?? '';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
@@ -157,6 +159,27 @@ describe('what the images declare is what deploy/ assumes', () => {
     expect(image.Cmd).toEqual(['exchange']);
     expect(image.Labels['org.opencontainers.image.version']).toBe(VERSION);
     expect(image.Labels['org.opencontainers.image.revision']).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+  });
+});
+
+describe('the example workspace image (deploy/images/workspace.Containerfile)', () => {
+  it("has the sftp-server the agent's Kubernetes provisioner execs for sftp and scp", () => {
+    // The very command the agent runs in the workspace pod; with no input,
+    // sftp-server ends at once with 0, and the lookup says 127 when it finds none.
+    const r = spawnSync('podman', [
+      ...PODMAN_GLOBAL,
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      ...PODMAN_ULIMITS,
+      WORKSPACE_IMAGE,
+      'sh',
+      '-c',
+      SFTP_SERVER,
+    ]);
+    expect(r.stderr.toString()).toBe('');
+    expect(r.status).toBe(0);
   });
 });
 

@@ -75,6 +75,24 @@ run(
   { env: { ...process.env, GPUX_IMAGE_REPO: REPO, GPUX_IMAGE_ENGINE: 'podman' } },
 );
 
+// The example workspace image (GPUX_WORKSPACE_IMAGE) on the local Debian base.
+const workspace = `${REPO}/workspace:test`;
+run('podman', [
+  'build',
+  ...PODMAN_GLOBAL,
+  ...PODMAN_ULIMITS,
+  '--pull=never',
+  '--network',
+  'host',
+  '-f',
+  'deploy/images/workspace.Containerfile',
+  '--build-arg',
+  `BASE=${base}`,
+  '-t',
+  workspace,
+  'deploy/images',
+]);
+
 const agent = `${REPO}/agent:${version}`;
 const exchange = `${REPO}/exchange:${version}`;
 const mb = (image: string): string => ((imageBytes(image) - imageBytes(base)) / 1e6).toFixed(1);
@@ -96,6 +114,7 @@ const tests = spawnSync(
       GPUX_TEST_IMAGES: '1',
       GPUX_TEST_AGENT_IMAGE: agent,
       GPUX_TEST_EXCHANGE_IMAGE: exchange,
+      GPUX_TEST_WORKSPACE_IMAGE: workspace,
     },
   },
 );
