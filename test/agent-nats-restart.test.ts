@@ -1,6 +1,6 @@
-// The agent's one consume loop outlives a restart of its NATS server
-// (provider-building-blocks §2): a private nats-server with JetStream on a
-// free port, stopped and started again on the same store while the agent
+// The agent's one consume loop outlives a restart of its NATS server (its
+// idle heartbeats notice the lost connection): a private nats-server with
+// JetStream on a free port, stopped and started again on the same store while the agent
 // runs; an event published after the restart is still provisioned.
 
 import { spawn } from 'node:child_process';

@@ -24,7 +24,7 @@ import { ExchangeDouble } from './agent-exchange-double.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'agent/dist/main.js');
-/** The agent reports its package's version (one version for the whole repository: CHANGELOG.md). */
+/** The agent reports its package's version (one for the whole repository, docs/releases.md). */
 const AGENT_VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'agent/package.json'), 'utf8')) as { version: string }
 ).version;

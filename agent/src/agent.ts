@@ -1,4 +1,4 @@
-// The agent (architecture.md flows 2-4, D29-D31): attach to the exchange,
+// The agent (docs/architecture.md flows 2-4, D29-D31): attach to the exchange,
 // heartbeat with node health, keep free nodes listed, consume the cluster's
 // lease events, reconcile at start and every few seconds, drain on stop.
 // `startAgent` is the programmatic entry: main.ts runs it as its own

@@ -1,5 +1,5 @@
-// Options → defaults → compiled config (architecture.md, Temporal's worker
-// options), every problem reported at once, one line each. main.ts gets the
+// Options → defaults → compiled config (as Temporal's worker options do),
+// every problem reported at once, one line each. main.ts gets the
 // options from the environment and the command line (env-settings.ts);
 // `gpux start` builds AgentOptions itself and compiles them with
 // `inProcessBus: true`.

@@ -18,7 +18,7 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
   },
   {
     name: 'GPUX_TOKEN',
-    description: "the provider's API token (scope provider, D24); required",
+    description: "the provider's API token (scope provider); required",
   },
   { name: 'GPUX_CLUSTER_ID', description: 'the cluster this agent speaks for (cls_…); required' },
   {
@@ -60,7 +60,7 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
   {
     name: 'GPUX_HEARTBEAT_SECONDS',
     default: '5',
-    description: 'heartbeat interval (1 to 300); the exchange marks nodes offline after 3 (D29)',
+    description: 'heartbeat interval (1 to 300); the exchange marks nodes offline after 3 missed',
   },
   {
     name: 'GPUX_STATE_DIR',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The one gpux command (architecture.md): the only package that imports both
+// The one gpux command (docs/architecture.md): the only package that imports both
 // the exchange and the agent, which never import each other.
 
 import { runAgent } from '@gpux/agent';

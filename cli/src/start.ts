@@ -99,7 +99,9 @@ export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<vo
   );
   banner('');
   banner('Try it (each line is a command to paste):');
-  banner(`  # 1. register your SSH public key (D32)`);
+  banner(
+    `  # 1. register your SSH public key before you buy: a lease lets in the keys you had then (docs/api/accounts.md)`,
+  );
   banner(
     `  curl ${auth} ${json} -d "{\\"name\\":\\"laptop\\",\\"public_key\\":\\"$(cat ~/.ssh/id_ed25519.pub)\\"}" ${url}/v1/ssh_keys`,
   );
@@ -111,7 +113,9 @@ export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<vo
   banner(`  curl ${auth} ${url}/v1/leases/LEASE_ID`);
   banner(`  # 4. log in (the endpoint is <user>@<host>:<port>)`);
   banner(`  ssh -p ${sshPort} LEASE_USER-1@${sshHost}`);
-  banner(`  # 5. terminate: the session ends, the refund is credited (D26)`);
+  banner(
+    `  # 5. terminate: the session ends and the unused hours are refunded at once (docs/api/leases.md)`,
+  );
   banner(`  curl -X DELETE ${auth} ${url}/v1/leases/LEASE_ID`);
 }
 

@@ -7,7 +7,7 @@
 // filled in pairs (a fill and an expired lease each), plus live leases and
 // the clusters their nodes belong to. Then:
 //
-// - `Market.open` (every book rebuilt from PostgreSQL, architecture.md
+// - `Market.open` (every book rebuilt from PostgreSQL, docs/architecture.md
 //   flow 5) R times in this process, on a pool of its own each time;
 // - the built exchange (`exchange/dist/main.js`, as `npm start` runs it) S
 //   times, from spawn to its first ready answer (GET /readyz: it owns the

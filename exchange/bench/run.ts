@@ -355,7 +355,7 @@ function main(): void {
   const rulesWarm = allRulesStream(warmN, (opt.seed + 1) ^ 0x5bd1e995);
   const rulesGenMs = Number(process.hrtime.bigint() - t) / 1e6;
   console.log(
-    `all-rules stream: ${rules.places} places + ${rules.cancels} cancels, 20 orgs × 5 accounts, AON/market/flexible/scheduled, resales (D27), D12 expiries, 1 s per command (generated in ${rulesGenMs.toFixed(0)} ms)`,
+    `all-rules stream: ${rules.places} places + ${rules.cancels} cancels, 20 orgs × 5 accounts, AON/market/flexible/scheduled, resales, expiries, 1 s per command (generated in ${rulesGenMs.toFixed(0)} ms)`,
   );
   const all = measure(rules, rulesWarm, 1, runEngine, runEngineTimed);
   const ac = all.counts;

@@ -7,7 +7,7 @@
 // market at once or stands by (503 to customers, /readyz false) until the
 // owner's lease lapses or it hands over. Only as the owner does it apply
 // migrations, release abandoned Idempotency-Key claims, rebuild the books
-// (flow 5), relay the outbox to NATS JetStream or the in-process bus, sweep
+// (docs/architecture.md flow 5), relay the outbox to NATS JetStream or the in-process bus, sweep
 // silent nodes (D29) and seed the demo data: the parts in `startOwned`,
 // stopped again when the market is lost or the process drains (D34).
 
@@ -360,7 +360,8 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         if (released > 0)
           logger.warn({ released }, 'released Idempotency-Keys left in progress by the last run');
 
-        // Every book is rebuilt from the database before the first request (flow 5).
+        // Every book is rebuilt from the database before the first request
+        // (docs/architecture.md flow 5).
         const market = await Market.open(db, {
           provisioningTimeoutMs: config.provisioningTimeoutMs,
           logger,

@@ -1,6 +1,6 @@
 // Events the exchange publishes (outbox → NATS JetStream, or the in-process
 // bus when NATS_URL is unset) and the agent of a provider cluster consumes
-// (architecture.md flows 2 and 3, D29). One subject per cluster and kind, so
+// (docs/architecture.md flows 2 and 3, D29). One subject per cluster and kind, so
 // each agent's consumer filters on its own cluster with ONE filter subject
 // (the NATS 2.9 servers here refuse several), and its NATS credentials can
 // allow exactly that (deploy/nats/). Payloads are JSON; each carries its own

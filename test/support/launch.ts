@@ -17,7 +17,7 @@ export interface Launch {
 export type Launcher = (settings: Readonly<Record<string, string>>) => Launch;
 
 /**
- * podman's global flags on these machines (../shared/notes/containers.md):
+ * podman's global flags on these machines (deploy/images/README.md):
  * crun fails here ("cgroups in hybrid mode"), runc works.
  */
 export const PODMAN_GLOBAL: readonly string[] = (

@@ -1,9 +1,9 @@
-// The agent's durable pull consumer on NATS JetStream (architecture.md flow
-// 2). The exchange owns the stream and creates the consumer at Attach; the
+// The agent's durable pull consumer on NATS JetStream (docs/architecture.md
+// flow 2). The exchange owns the stream and creates the consumer at Attach; the
 // agent only pulls from it, with replies under its own inbox prefix (its
 // NATS credentials allow nothing else, deploy/nats/). Reconnects forever;
 // one consume() loop survives a server restart thanks to its idle
-// heartbeats (provider-building-blocks §2).
+// heartbeats (test/agent-nats-restart.test.ts).
 
 import { jetstream } from '@nats-io/jetstream';
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';

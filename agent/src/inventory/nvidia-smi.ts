@@ -1,6 +1,6 @@
-// The host's GPUs, from nvidia-smi run asynchronously (provider-building-blocks
-// §5: systeminformation finds GPUs only through lspci and then runs
-// nvidia-smi synchronously, blocking the event loop, and drops zero values).
+// The host's GPUs, from nvidia-smi run asynchronously (systeminformation
+// finds GPUs only through lspci and then runs nvidia-smi synchronously,
+// blocking the event loop, and drops zero values).
 
 import { execFile } from 'node:child_process';
 

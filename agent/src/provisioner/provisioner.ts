@@ -1,4 +1,4 @@
-// Provisioners behind one interface (architecture.md: kubernetes |
+// Provisioners behind one interface (docs/architecture.md: kubernetes |
 // simulated; Akash's cluster client). Everything around them (events,
 // reports, SSH, revocation, reconciliation) is the agent's and is shared.
 // Every operation can run twice with the same result (D30): names come from

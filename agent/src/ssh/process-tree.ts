@@ -3,7 +3,7 @@
 // its own (setsid: node-pty does it, so does `spawn({detached: true})`), and
 // every process it starts, in whatever process group job control puts it,
 // keeps that session id. Killing only the leader is not enough: a `sleep`
-// outlives its killed `sh -c` (provider-building-blocks.md §3).
+// outlives its killed `sh -c`.
 //
 // A session is named by its leader's pid AND start time: the kernel does not
 // hand out a pid that is still some session's id, so while members remain

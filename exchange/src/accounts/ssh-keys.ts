@@ -3,8 +3,7 @@
 //
 // Parser: `ssh2`'s `utils.parseKey` (ssh2 1.17.0, pinned). The provider
 // agent's SSH gateway is built on the same library and loads the keys a
-// lease's account had with that same function (the provider building-blocks
-// notes, §3), so a key accepted here
+// lease's account had with that same function, so a key accepted here
 // is one the gateway can load; sshpk would be a second parser with its own
 // idea of what a key is. parseKey alone is too lenient for an API input (it
 // takes private keys, PuTTY and RFC 4716 files, DSA keys, certificates, and

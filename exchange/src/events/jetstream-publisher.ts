@@ -1,4 +1,4 @@
-// NATS JetStream as the relay's publisher (architecture.md flow 2). The
+// NATS JetStream as the relay's publisher (docs/architecture.md flow 2). The
 // exchange owns the stream and the agents' consumers; agents only pull from
 // their own (deploy/nats/ has the server configuration an operator writes).
 

@@ -112,7 +112,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   throw new Error('timed out');
 }
 
-describe('the outbox relay (architecture.md flow 2, D29)', () => {
+describe('the outbox relay (docs/architecture.md flow 2, D29)', () => {
   it("publishes a fill's provision event with the buyer's key snapshot, and marks it published", async () => {
     const relay = new OutboxRelay(ex.db, publisher, { logger: SILENT_LOGGER, idleMs: 20 });
     ex.market.onEvents(() => relay.wake());

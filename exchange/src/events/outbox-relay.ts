@@ -1,4 +1,4 @@
-// The outbox relay (architecture.md flow 2): publishes the events the write
+// The outbox relay (docs/architecture.md flow 2): publishes the events the write
 // batches put in the `outbox` table, in the order they were written, and
 // marks each published only once the publisher confirmed it is stored.
 //

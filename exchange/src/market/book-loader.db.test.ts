@@ -1,4 +1,4 @@
-// Start-up (architecture.md flow 5): on PostgreSQL every query that rebuilds
+// Start-up (docs/architecture.md flow 5): on PostgreSQL every query that rebuilds
 // the books is driven by an index, so a restart costs what is open rather
 // than all that ever traded; and on both engines (D34) a book loaded again
 // is the book its writer had in memory.
@@ -140,7 +140,7 @@ function nodesOf(plan: PlanNode): PlanNode[] {
 
 const INDEX_SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Index Scan']);
 
-describe('start-up reads on PostgreSQL (architecture.md flow 5)', () => {
+describe('start-up reads on PostgreSQL (docs/architecture.md flow 5)', () => {
   tradedExchange('postgres', ['us-west-1', 'eu-west-1']);
 
   it('are each driven by an index: no Seq Scan, no index read whole (enable_seqscan off)', async () => {

@@ -1,4 +1,4 @@
-// A book's whole state from PostgreSQL (architecture.md flow 5): the open
+// A book's whole state from PostgreSQL (docs/architecture.md flow 5): the open
 // orders with their priority, the last trade, the clusters with their nodes,
 // and the live leases.
 
@@ -15,7 +15,7 @@ import { openOrderOf } from './rows.js';
 import type { LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
 
 /**
- * A book's whole state from PostgreSQL (architecture.md flow 5): the open
+ * A book's whole state from PostgreSQL (docs/architecture.md flow 5): the open
  * orders with their priority, the last trade, the clusters with live leases
  * or open sells, and the live leases.
  *

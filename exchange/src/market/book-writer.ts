@@ -1,4 +1,4 @@
-// The single writer of one book (architecture.md: "one writer per book").
+// The single writer of one book (docs/architecture.md, "Invariants").
 // Commands queue here; the writer runs every queued command against the
 // in-memory state, then commits what the whole batch changed in one
 // PostgreSQL transaction (one statement, change-set.ts), and only then

@@ -1,5 +1,5 @@
 // The events a book writes to the outbox for the provider's agent
-// (architecture.md flows 2 and 3, D29): one per lease to provision, one per
+// (docs/architecture.md flows 2 and 3, D29): one per lease to provision, one per
 // lease whose access must go. Typed with the shared event types, each with
 // its own event_id (the JetStream message id, so a replay is deduplicated).
 

@@ -1,9 +1,9 @@
 // The exchange's books: one writer per (gpu_type, zone), all rebuilt from
-// PostgreSQL before traffic (architecture.md flow 5), and a clock that makes
+// PostgreSQL before traffic (docs/architecture.md flow 5), and a clock that makes
 // time pass in every book (expiry, scheduled orders, lease ends).
 //
 // This is the seam where "the single writer of book X" could later live in
-// another process (architecture.md, beyond one machine): routes only call
+// another process (docs/architecture.md, beyond one machine): routes only call
 // `writer(gpuType, zone).submit(...)`.
 
 import { GPU_TYPES, InvariantError, ZONES } from '@gpux/shared';

@@ -1,5 +1,5 @@
 // Placing and cancelling orders: the request's checks, then the book's
-// single writer (architecture.md flow 1). Routes turn the outcomes into
+// single writer (docs/architecture.md flow 1). Routes turn the outcomes into
 // views and errors.
 
 import { GPUS_PER_NODE, GpuxError } from '@gpux/shared';

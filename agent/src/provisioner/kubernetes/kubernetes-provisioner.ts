@@ -477,7 +477,7 @@ export class KubernetesProvisioner<B extends PodBackend> implements Provisioner<
     }
     if (lease.namespace !== leaseNamespace(lease.leaseId)) {
       throw new ProvisionError(
-        `namespace ${lease.namespace} is not ${leaseNamespace(lease.leaseId)} (D30: names come from the lease id)`,
+        `namespace ${lease.namespace} is not ${leaseNamespace(lease.leaseId)} (names come from the lease id)`,
         true,
       );
     }

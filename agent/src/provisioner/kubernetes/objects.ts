@@ -265,7 +265,7 @@ export interface WorkspaceSettings {
   readonly command: string;
 }
 
-/** GPUs of one leased node: the lease's GPUs spread evenly (8 per node, D-spec). */
+/** GPUs of one leased node: the lease's GPUs spread evenly (8 per node, rule 4). */
 export function gpusPerNode(lease: LeaseSpec): number {
   return Math.floor(lease.gpuCount / Math.max(1, lease.nodes.length));
 }
