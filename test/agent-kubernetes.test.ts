@@ -30,6 +30,7 @@ import {
   writeKnownHosts,
 } from './support/ssh-client.js';
 import type { SshKey, SshTarget } from './support/ssh-client.js';
+import { untilWith } from './support/until.js';
 
 const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -45,13 +46,7 @@ let output = '';
 let cluster: K8sCluster;
 let key: SshKey;
 
-async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}\n${output}`);
-}
+const until = untilWith({ output: () => output });
 
 beforeAll(async () => {
   key = makeSshKey(scratch, 'buyer');

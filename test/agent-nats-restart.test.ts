@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { untilWith } from './support/until.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'agent/dist/main.js');
@@ -49,13 +50,7 @@ function accepting(): Promise<boolean> {
   });
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}\n${output}`);
-}
+const until = untilWith({ output: () => output });
 
 async function startServer(): Promise<void> {
   server = spawn(

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { untilWith } from './support/until.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'agent/dist/main.js');
@@ -58,13 +59,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, output?: () => string) {
-  for (let i = 0; i < 600; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}${output === undefined ? '' : `\n${output()}`}`);
-}
+const until = untilWith({ timeoutMs: 30_000 });
 
 const running = new Set<ChildProcess>();
 
@@ -151,11 +146,9 @@ describe('agent process', () => {
   it('attaches, then heartbeats every node with the GPUs nvidia-smi lists (D29)', async () => {
     const clusterId = await double.addCluster(['hb-1', 'hb-2']);
     const agent = startAgent(settings(clusterId, stateDir()));
-    await until(
-      'two heartbeats',
-      () => double.of('heartbeat', clusterId).length >= 2,
-      agent.output,
-    );
+    await until('two heartbeats', () => double.of('heartbeat', clusterId).length >= 2, {
+      output: agent.output,
+    });
     const [attach] = double.of('attach', clusterId);
     expect(attach).toMatchObject({
       clusterId,
@@ -200,12 +193,16 @@ describe('agent process', () => {
     const clusterId = await double.addCluster(['pv-1', 'pv-2']);
     const dir = stateDir();
     const agent = startAgent(settings(clusterId, dir));
-    await until('attach', () => double.of('attach', clusterId).length > 0, agent.output);
+    await until('attach', () => double.of('attach', clusterId).length > 0, {
+      output: agent.output,
+    });
     const event = double.addLease(clusterId, ['pv-1', 'pv-2'], [KEY]);
     await double.publish(event);
     // The same event again under another message id: a replay past the dedupe window.
     await double.publish(event, `${event.event_id}-again`);
-    await until('both deliveries acked', () => double.eventsDone(clusterId), agent.output);
+    await until('both deliveries acked', () => double.eventsDone(clusterId), {
+      output: agent.output,
+    });
 
     const reports = double.of('reportProvisioned', clusterId);
     expect(reports).toHaveLength(1);
@@ -233,11 +230,9 @@ describe('agent process', () => {
     expect(existsSync(join(workspace, event.nodes[1]?.ssh_user ?? '-'))).toBe(true);
 
     await double.publish(double.endLease(clusterId, event.lease_id));
-    await until(
-      'ReportRevoked',
-      () => double.of('reportRevoked', clusterId).length === 1,
-      agent.output,
-    );
+    await until('ReportRevoked', () => double.of('reportRevoked', clusterId).length === 1, {
+      output: agent.output,
+    });
     expect(existsSync(workspace)).toBe(false);
     await drain(agent);
   });
@@ -246,13 +241,17 @@ describe('agent process', () => {
     const clusterId = await double.addCluster(['rv-1']);
     const dir = stateDir();
     const agent = startAgent(settings(clusterId, dir));
-    await until('attach', () => double.of('attach', clusterId).length > 0, agent.output);
+    await until('attach', () => double.of('attach', clusterId).length > 0, {
+      output: agent.output,
+    });
     const provision = double.addLease(clusterId, ['rv-1'], [KEY]);
     const revoke = double.endLease(clusterId, provision.lease_id);
     await double.publish(revoke);
-    await until('the revoke handled', () => double.eventsDone(clusterId), agent.output);
+    await until('the revoke handled', () => double.eventsDone(clusterId), { output: agent.output });
     await double.publish(provision);
-    await until('the provision handled', () => double.eventsDone(clusterId), agent.output);
+    await until('the provision handled', () => double.eventsDone(clusterId), {
+      output: agent.output,
+    });
 
     expect(double.of('reportProvisioned', clusterId)).toEqual([]);
     expect(double.of('reportRevoked', clusterId)).toEqual([
@@ -270,23 +269,23 @@ describe('agent process', () => {
     const slow = startAgent(
       settings(clusterId, dir, { GPUX_SIMULATED_PROVISION_DELAY_MS: '600000' }),
     );
-    await until('attach', () => double.of('attach', clusterId).length > 0, slow.output);
+    await until('attach', () => double.of('attach', clusterId).length > 0, { output: slow.output });
     const event = double.addLease(clusterId, ['kl-1'], [KEY]);
     await double.publish(event);
     const record = join(dir, 'workspaces', event.lease_id, 'lease.json');
-    await until('provisioning under way', () => existsSync(record), slow.output);
+    await until('provisioning under way', () => existsSync(record), { output: slow.output });
     slow.child.kill('SIGKILL');
     await slow.exit();
     expect(double.of('reportProvisioned', clusterId)).toEqual([]);
 
     // Restarted: the reconciliation at start and the redelivered event both reach the lease.
     const agent = startAgent(settings(clusterId, dir));
-    await until(
-      'ReportProvisioned',
-      () => double.of('reportProvisioned', clusterId).length > 0,
-      agent.output,
-    );
-    await until('the redelivered event acked', () => double.eventsDone(clusterId), agent.output);
+    await until('ReportProvisioned', () => double.of('reportProvisioned', clusterId).length > 0, {
+      output: agent.output,
+    });
+    await until('the redelivered event acked', () => double.eventsDone(clusterId), {
+      output: agent.output,
+    });
     // One more reconciliation after both: still nothing to do.
     const lists = double.of('listLeases', clusterId).length;
     await until(
@@ -302,16 +301,16 @@ describe('agent process', () => {
     const clusterId = await double.addCluster(['rc-1', 'rc-2']);
     const dir = stateDir();
     const first = startAgent(settings(clusterId, dir));
-    await until('attach', () => double.of('attach', clusterId).length > 0, first.output);
+    await until('attach', () => double.of('attach', clusterId).length > 0, {
+      output: first.output,
+    });
     const ended = double.addLease(clusterId, ['rc-1'], [KEY]);
     const live = double.addLease(clusterId, ['rc-2'], [KEY]);
     await double.publish(ended);
     await double.publish(live);
-    await until(
-      'both reported',
-      () => double.of('reportProvisioned', clusterId).length === 2,
-      first.output,
-    );
+    await until('both reported', () => double.of('reportProvisioned', clusterId).length === 2, {
+      output: first.output,
+    });
     await drain(first);
 
     // While the agent is away, one lease ends and its revoke is lost.
@@ -322,18 +321,16 @@ describe('agent process', () => {
     await until(
       'two failed lease lists',
       () => double.of('listLeases', clusterId).length >= before + 2,
-      agent.output,
+      { output: agent.output },
     );
     expect(existsSync(join(dir, 'workspaces', ended.lease_id)), agent.output()).toBe(true);
     expect(existsSync(join(dir, 'workspaces', live.lease_id)), agent.output()).toBe(true);
     expect(double.of('reportRevoked', clusterId), agent.output()).toEqual([]);
 
     double.unavailable.delete('listLeases');
-    await until(
-      'the orphan revoked',
-      () => double.of('reportRevoked', clusterId).length > 0,
-      agent.output,
-    );
+    await until('the orphan revoked', () => double.of('reportRevoked', clusterId).length > 0, {
+      output: agent.output,
+    });
     expect(double.of('reportRevoked', clusterId), agent.output()).toEqual([
       { clusterId, leaseId: ended.lease_id },
     ]);
@@ -349,11 +346,9 @@ describe('agent process', () => {
     const agent = startAgent(
       settings(clusterId, stateDir(), { GPUX_ASK_PRICE: '2.50', GPUX_LIST_HOURS: '24' }),
     );
-    await until(
-      'three sells',
-      () => double.clusters.get(clusterId)?.sells.length === 3,
-      agent.output,
-    );
+    await until('three sells', () => double.clusters.get(clusterId)?.sells.length === 3, {
+      output: agent.output,
+    });
     expect(double.of('publishSell', clusterId)).toEqual(
       Array(3).fill({ clusterId, nodes: 1, priceCents: 250, windowHours: 24 }),
     );

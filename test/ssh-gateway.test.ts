@@ -22,7 +22,6 @@ import { createServer, connect } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HOST_KEY_FILE,
@@ -40,6 +39,7 @@ import type {
 } from '../agent/src/ssh/index.js';
 
 import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
+import { untilWith } from './support/until.js';
 
 interface LogLine {
   level: string;
@@ -77,14 +77,7 @@ function run(cmd: string, args: readonly string[], input = ''): Promise<Run> {
   });
 }
 
-/** Polls until `check` holds (tests wait on conditions, never on time). */
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await delay(20);
-  }
-  throw new Error(`gave up waiting: ${what}`);
-}
+const until = untilWith({ timeoutMs: 10_000, everyMs: 20 });
 
 /** Dead: no /proc entry, or a zombie waiting for init (which here reaps every few seconds). */
 function isDead(pid: number): boolean {

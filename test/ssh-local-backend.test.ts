@@ -9,18 +9,13 @@ import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalWorkspaceBackend } from '../agent/src/ssh/index.js';
 import type { ExecHandle, SessionExit, ShellHandle } from '../agent/src/ssh/index.js';
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (check()) return;
-    await delay(20);
-  }
-  throw new Error(`gave up waiting: ${what}`);
-}
+import { untilWith } from './support/until.js';
+
+const until = untilWith({ timeoutMs: 10_000, everyMs: 20 });
 
 /** Dead: no /proc entry, or a zombie waiting for init to reap it. */
 function isDead(pid: number): boolean {

@@ -43,6 +43,7 @@ import { K8sCluster } from '../support/k8s-cluster.js';
 import { ProviderStack } from '../support/provider-stack.js';
 import { leaseTarget, makeSshKey, openSession, runSsh } from '../support/ssh-client.js';
 import type { SshKey } from '../support/ssh-client.js';
+import { until } from '../support/until.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const USAGE =
@@ -182,22 +183,6 @@ interface LeaseTiming {
   readonly apiCalls?: { readonly provision: number; readonly revoke: number };
 }
 
-async function until<T>(
-  what: string,
-  timeoutMs: number,
-  everyMs: number,
-  probe: () => Promise<T | undefined>,
-): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (performance.now() > deadline)
-      throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 async function oneLease(
   stack: ProviderStack,
   cluster: K8sCluster | undefined,
@@ -214,21 +199,29 @@ async function oneLease(
   if (order['status'] !== 'filled') throw new Error(`order not filled: ${JSON.stringify(order)}`);
   const leaseId = order['lease_id'] as string;
 
-  const lease = await until(`lease ${leaseId} active`, o.stepTimeoutMs, 10, async () => {
-    const l = await stack.ok('GET', `/v1/leases/${leaseId}`, stack.buyer.token);
-    if (l['status'] === 'failed') throw new Error(`lease ${leaseId} failed`);
-    const endpoints = l['ssh_endpoints'] as string[];
-    return l['status'] === 'active' && endpoints.length > 0 ? l : undefined;
-  });
+  const lease = await until(
+    `lease ${leaseId} active`,
+    async () => {
+      const l = await stack.ok('GET', `/v1/leases/${leaseId}`, stack.buyer.token);
+      if (l['status'] === 'failed') throw new Error(`lease ${leaseId} failed`);
+      const endpoints = l['ssh_endpoints'] as string[];
+      return l['status'] === 'active' && endpoints.length > 0 ? l : undefined;
+    },
+    { timeoutMs: o.stepTimeoutMs, everyMs: 10 },
+  );
   const orderToActiveMs = performance.now() - t0;
   const namespace = lease['namespace'] as string;
   const leaseNodes = (lease['nodes'] as string[] | undefined) ?? [];
   const provisionCalls = cluster?.leaseCalls(seqAtOrder, namespace, leaseNodes).length ?? 0;
   const target = leaseTarget(lease, key, join(stack.dir, `known_hosts_${i}`));
-  await until(`ssh into ${leaseId}`, o.stepTimeoutMs, 0, async () => {
-    const r = await runSsh(target, 'echo ok');
-    return r.code === 0 && r.stdout === 'ok\n' ? true : undefined;
-  });
+  await until(
+    `ssh into ${leaseId}`,
+    async () => {
+      const r = await runSsh(target, 'echo ok');
+      return r.code === 0 && r.stdout === 'ok\n';
+    },
+    { timeoutMs: o.stepTimeoutMs, everyMs: 0 },
+  );
   const orderToSshMs = performance.now() - t0;
 
   const session = await openSession(target);
@@ -240,13 +233,17 @@ async function oneLease(
     if (r.code !== 255) throw new Error(`the open session ended with ${String(r.code)}`);
     return performance.now() - t1;
   });
-  const refused = until(`login to ${leaseId} refused`, o.stepTimeoutMs, 0, async () => {
-    const r = await runSsh(target, 'echo ok');
-    // Refused at authentication, not cut while running.
-    return r.code === 255 && /Permission denied/.test(r.stderr)
-      ? performance.now() - t1
-      : undefined;
-  });
+  const refused = until(
+    `login to ${leaseId} refused`,
+    async () => {
+      const r = await runSsh(target, 'echo ok');
+      // Refused at authentication, not cut while running.
+      return r.code === 255 && /Permission denied/.test(r.stderr)
+        ? performance.now() - t1
+        : undefined;
+    },
+    { timeoutMs: o.stepTimeoutMs, everyMs: 0 },
+  );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -262,14 +259,15 @@ async function oneLease(
   let apiCalls: LeaseTiming['apiCalls'];
   if (cluster !== undefined) {
     // Not measured: the rest of the revocation (namespace, nodes) after access is gone.
-    await until(`lease ${leaseId} removed from the cluster`, o.stepTimeoutMs, 10, () => {
-      const gone =
+    await until(
+      `lease ${leaseId} removed from the cluster`,
+      () =>
         cluster.double.get('v1', 'Namespace', '', namespace) === undefined &&
         !cluster.double
           .list('v1', 'Node')
-          .some((n) => n.metadata.labels?.['gpux.io/lease'] === leaseId);
-      return Promise.resolve(gone ? true : undefined);
-    });
+          .some((n) => n.metadata.labels?.['gpux.io/lease'] === leaseId),
+      { timeoutMs: o.stepTimeoutMs, everyMs: 10 },
+    );
     const revokeCalls = cluster
       .leaseCalls(seqAtDelete, namespace, leaseNodes)
       // SSH sessions' own calls (the workspace pod looked up, the exec) are not revocation's.

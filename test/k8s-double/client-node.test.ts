@@ -27,6 +27,8 @@ import type { KubernetesObject, V1Status } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { signServingCert, startK8sDouble } from './index.js';
+import { until } from '../support/until.js';
+
 import type { K8sDouble, KObject } from './index.js';
 
 let d: K8sDouble;
@@ -627,16 +629,14 @@ describe('exec over WebSocket', () => {
     });
   });
 
-  async function running(): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      if (
-        (d.get('v1', 'Pod', 'ex', 'ws')?.['status'] as { phase?: string } | undefined)?.phase ===
-        'Running'
-      )
-        return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error('the pod never ran');
+  async function running(pod = 'ws'): Promise<void> {
+    await until(
+      `pod ${pod} running`,
+      () =>
+        (d.get('v1', 'Pod', 'ex', pod)?.['status'] as { phase?: string } | undefined)?.phase ===
+        'Running',
+      { timeoutMs: 2_000, everyMs: 20 },
+    );
   }
 
   it('runs a command with stdout, stderr and its exit code', async () => {
@@ -688,9 +688,11 @@ describe('exec over WebSocket', () => {
     const stdin = new PassThrough();
     let out = '';
     const waitFor = async (text: string): Promise<void> => {
-      for (let i = 0; i < 250 && !out.includes(text); i++)
-        await new Promise((r) => setTimeout(r, 20));
-      expect(out).toContain(text);
+      await until(`"${text}" on the terminal`, () => out.includes(text), {
+        timeoutMs: 5_000,
+        everyMs: 20,
+        output: () => out,
+      });
     };
     stdout.on('data', (c: Buffer) => (out += c.toString()));
     let finish: (s: V1Status) => void = () => undefined;
@@ -724,11 +726,7 @@ describe('exec over WebSocket', () => {
       metadata: { name: 'doomed', namespace: 'ex' },
       spec: { nodeName: 'gpu-1', containers: [{ name: 'main', image: 'cuda' }] },
     });
-    for (let i = 0; i < 100; i++) {
-      const phase = (d.get('v1', 'Pod', 'ex', 'doomed')?.['status'] as { phase?: string }).phase;
-      if (phase === 'Running') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await running('doomed');
     const exec = new Exec(config(d.adminToken));
     const stdout = new PassThrough();
     let out = '';

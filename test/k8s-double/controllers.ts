@@ -8,7 +8,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 
-import { findResource } from './resources.js';
+import { resource } from './resources.js';
 import type { ResourceDef } from './resources.js';
 import type { KObject, Store } from './store.js';
 import { timestamp } from './store.js';
@@ -22,12 +22,6 @@ interface Ctx {
 
 type CreatePod = (pod: KObject) => Promise<KObject>;
 type Remove = (def: ResourceDef, namespace: string, name: string) => unknown;
-
-const def = (group: string, plural: string): ResourceDef => {
-  const d = findResource(group, 'v1', plural);
-  if (d === undefined) throw new Error(plural);
-  return d;
-};
 
 interface Toleration {
   key?: string;
@@ -138,8 +132,8 @@ function unfit(pod: KObject, node: KObject, pods: KObject[]): string | undefined
 }
 
 function schedule(store: Store): void {
-  const podDef = def('', 'pods');
-  const nodes = store.list(def('', 'nodes'), '');
+  const podDef = resource('', 'pods');
+  const nodes = store.list(resource('', 'nodes'), '');
   const pods = store.list(podDef, '');
   for (const pod of pods) {
     const spec = (pod['spec'] ?? {}) as {
@@ -277,10 +271,10 @@ async function reconcileWorkloads(
   createPod: CreatePod,
   remove: Remove,
 ): Promise<void> {
-  const podDef = def('', 'pods');
-  const rsDef = def('apps', 'replicasets');
-  const deployDef = def('apps', 'deployments');
-  const stsDef = def('apps', 'statefulsets');
+  const podDef = resource('', 'pods');
+  const rsDef = resource('apps', 'replicasets');
+  const deployDef = resource('apps', 'deployments');
+  const stsDef = resource('apps', 'statefulsets');
   for (const d of store.list(deployDef, '')) {
     const w = (d['spec'] ?? {}) as Workload;
     const replicas = w.replicas ?? 1;

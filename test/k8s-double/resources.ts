@@ -151,6 +151,13 @@ export function findResource(
   return RESOURCES.find((d) => d.group === group && d.version === version && d.plural === plural);
 }
 
+/** A served resource by group and plural, at the version the double serves it (v2 for autoscaling). */
+export function resource(group: string, plural: string): ResourceDef {
+  const d = findResource(group, group === 'autoscaling' ? 'v2' : 'v1', plural);
+  if (d === undefined) throw new Error(`no resource ${group}/${plural}`);
+  return d;
+}
+
 export function findKind(apiVersion: string, kind: string): ResourceDef | undefined {
   return RESOURCES.find((d) => groupVersion(d) === apiVersion && d.kind === kind);
 }

@@ -9,6 +9,8 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { until } from './until.js';
+
 export const NATS_SERVER = process.env['GPUX_NATS_SERVER'] ?? '/usr/sbin/nats-server';
 
 export async function freePort(): Promise<number> {
@@ -73,12 +75,14 @@ export class PrivateNats {
     this.child = child;
     child.stdout?.on('data', (b: Buffer) => (this.log += b.toString()));
     child.stderr?.on('data', (b: Buffer) => (this.log += b.toString()));
-    for (let i = 0; i < 200; i++) {
-      if (child.exitCode !== null) throw new Error(`nats-server exited:\n${this.log}`);
-      if (await accepts(this.port)) return;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`nats-server did not start:\n${this.log}`);
+    await until(
+      'nats-server to accept connections',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`nats-server exited:\n${this.log}`);
+        return accepts(this.port);
+      },
+      { timeoutMs: 5_000, everyMs: 25, output: () => this.log },
+    );
   }
 
   /** Stop by PID; `kill` SIGKILLs it (a crash), else SIGTERM. */

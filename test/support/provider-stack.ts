@@ -33,6 +33,7 @@ import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
 import type { Launcher } from './launch.js';
 import { freePort } from './nats-server.js';
+import { until } from './until.js';
 
 /** This machine's NATS with JetStream (helper context "Services"). */
 export const MACHINE_NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
@@ -338,23 +339,18 @@ export class ProviderStack {
   }
 
   /** Polls `cond` every `everyMs` until it holds; throws with the processes' output after `timeoutMs`. */
-  async waitFor<T>(
+  waitFor<T>(
     what: string,
     cond: () => T | undefined | false | Promise<T | undefined | false>,
     timeoutMs = 30_000,
     everyMs = 25,
   ): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await cond();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `gave up waiting for ${what}\n--- agent:\n${this.agent?.output() ?? ''}\n--- exchange:\n${this.exchange?.output() ?? ''}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
+    return until(what, cond, {
+      timeoutMs,
+      everyMs,
+      output: () =>
+        `--- agent:\n${this.agent?.output() ?? ''}\n--- exchange:\n${this.exchange?.output() ?? ''}`,
+    });
   }
 
   /** Until the book of this cluster offers at least `gpus` GPUs (the agent lists its free nodes). */
