@@ -6,7 +6,7 @@
 // must disclose nothing of the server (no stack frames, no file paths). And
 // none of the requests may change anything.
 
-import { ERROR_CODES, isErrorCode } from '@gpux/shared';
+import { ERROR_CODES, FIELD_RULES, isErrorCode } from '@gpux/shared';
 import type { ErrorCode } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -744,6 +744,20 @@ function expectDocumentedError(
   expect(ERROR_CODES[code].status, where).toBe(res.status);
   expect(code, where).toBe(c.code ?? DEFAULT_CODE[c.status]);
   expect(res.body, where).not.toMatch(LEAK);
+  // What a person reads cites no decision number (docs/api/errors.md).
+  expect(message, where).not.toMatch(/\bD\d{1,2}\b/);
+  // A problem of the request's fields names its rule; `field` is the first one's.
+  const errors = json.error?.['errors'];
+  if (errors !== undefined) {
+    expect(code, where).toBe('invalid_request');
+    const problems = errors as { field?: unknown; rule?: unknown; message?: unknown }[];
+    expect(problems.length, where).toBeGreaterThan(0);
+    for (const p of problems) {
+      expect(FIELD_RULES, where).toContain(p.rule);
+      expect(typeof p.message, where).toBe('string');
+    }
+    expect(json.error?.['field'], where).toBe(problems[0]?.field);
+  }
 }
 
 /** What a bad request could have changed. */
