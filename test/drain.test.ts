@@ -18,12 +18,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
 
+const ADMIN_TOKEN = 'drain-test-admin-token-0123456789';
+
 let child: ChildProcess | undefined;
 let output = '';
 let url: string;
 
 beforeAll(async () => {
-  url = await start({ GPUX_DRAIN_TIMEOUT_SECONDS: '2', LOG_LEVEL: 'info' });
+  url = await start({
+    GPUX_DRAIN_TIMEOUT_SECONDS: '2',
+    LOG_LEVEL: 'info',
+    GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
+  });
 });
 
 afterAll(() => {
@@ -83,10 +89,13 @@ function open(url: string, send: string): { socket: Socket; closed: Promise<stri
 describe('D34: SIGTERM drains the exchange', () => {
   it('answers 503 unavailable to a request arriving meanwhile, closes a half-sent request at the deadline, and exits 0', async () => {
     // Headers complete, body half sent: a request the exchange is waiting on.
+    // Authenticated: a stranger's request is answered 401 before its body is
+    // read (docs/api/errors.md), so nothing would wait on it.
     const held = open(
       url,
-      'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-        'Content-Length: 100\r\n\r\n{"side":',
+      'POST /v1/admin/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${ADMIN_TOKEN}\r\n` +
+        'Content-Length: 100\r\n\r\n{"name":',
     );
     // Headers half sent: a request that will arrive during the drain.
     const late = open(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n');

@@ -17,6 +17,7 @@ import {
 import { drainable } from './http/drain.js';
 import { standbyGate } from './http/standby.js';
 import { routeGuards } from './http/guard.js';
+import { schemaErrorFormatter } from './http/problems.js';
 import { validatorCompiler } from './http/validation.js';
 import { openApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -52,6 +53,8 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors,
     clientErrorHandler,
+    // Every problem of a request, each naming its field (docs/api/errors.md).
+    schemaErrorFormatter,
     // A request arriving while the exchange drains gets 503 in the D19
     // envelope from http/drain.ts, not Fastify's own body.
     return503OnClosing: false,

@@ -215,6 +215,70 @@ describe('the OpenAPI document (GET /v1/openapi.json, npm run gen)', () => {
     });
   });
 
+  it('says what a client can check: whole nodes, times, closed sets, required parameters', () => {
+    // Every property schema in the document, with where it is.
+    const properties: [string, Json][] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) node.forEach((n, i) => walk(n, `${at}[${i}]`));
+      if (typeof node !== 'object' || node === null || Array.isArray(node)) return;
+      const o = node as Json;
+      if (typeof o['name'] === 'string' && typeof o['in'] === 'string' && o['schema']) {
+        properties.push([String(o['name']), obj(o['schema'])]);
+      }
+      const props = o['properties'];
+      if (typeof props === 'object' && props !== null) {
+        for (const [k, v] of Object.entries(props)) properties.push([k, obj(v)]);
+      }
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}.${k}`);
+    };
+    walk(doc, '#');
+    const named = (re: RegExp): Json[] => properties.filter(([k]) => re.test(k)).map(([, v]) => v);
+
+    // D5: a gpu_count is whole 8-GPU nodes, in requests and answers.
+    expect(named(/^gpu_count$/).length).toBeGreaterThanOrEqual(5);
+    for (const s of named(/^gpu_count$/)) expect(s).toMatchObject({ multipleOf: 8, minimum: 8 });
+    // Every time, asked or answered, is a date-time.
+    const times = named(/(_time|_at|^timestamp|^available_(from|until)|^last_heartbeat)$/);
+    expect(times.length).toBeGreaterThanOrEqual(20);
+    for (const s of times) expect(s['format']).toBe('date-time');
+    // Closed sets are enums.
+    for (const name of [
+      'gpu_type',
+      'zone',
+      'side',
+      'order_type',
+      'status',
+      'transaction_kind',
+      'kind',
+      'scopes',
+      'rule',
+      'code',
+    ]) {
+      const schemas = named(new RegExp(`^${name}$`));
+      expect(schemas.length, name).toBeGreaterThan(0);
+      for (const s of schemas) {
+        const e = s['type'] === 'array' ? obj(s['items'])['enum'] : s['enum'];
+        expect(Array.isArray(e), `${name}: ${JSON.stringify(s)}`).toBe(true);
+      }
+    }
+    // What the handler needs, the document requires.
+    const book = op('GET', '/v1/orderbook')['parameters'] as Json[];
+    for (const name of ['gpu_type', 'zone']) {
+      expect(
+        book.find((p) => p['name'] === name),
+        name,
+      ).toMatchObject({ required: true });
+    }
+  });
+
+  it('speaks its reader’s language: no decision number, no pointer to a document outside the repository', () => {
+    const text = JSON.stringify(doc);
+    const cited = (re: RegExp): string[] =>
+      [...text.matchAll(re)].map((m) => text.slice(Math.max(0, m.index - 60), m.index + 20));
+    expect(cited(/\bD\d{1,2}\b/g)).toEqual([]);
+    expect(cited(/spec rule|service spec|decisions\.md/g)).toEqual([]);
+  });
+
   it('has no dangling $ref and unique operation ids', () => {
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1] ?? '');
     expect(refs.length).toBeGreaterThan(0);

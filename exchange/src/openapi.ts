@@ -11,7 +11,7 @@
 
 import swagger from '@fastify/swagger';
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
-import { ERROR_CODES } from '@gpux/shared';
+import { ERROR_CODES, FIELD_RULES, MAX_FIELD_PROBLEMS } from '@gpux/shared';
 import type { ErrorCode } from '@gpux/shared';
 import type { FastifyInstance } from 'fastify';
 import { isDeepStrictEqual } from 'node:util';
@@ -40,6 +40,7 @@ interface Marks {
 
 const MARKS = 'x-gpux';
 const ERROR_REF = '#/components/schemas/Error';
+const PROBLEM_REF = '#/components/schemas/FieldProblem';
 const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
 const RATE_CLASS: Readonly<Record<string, string>> = {
   query: 'a query',
@@ -148,11 +149,11 @@ function describe(marks: Marks): string {
     case 'public':
       return 'No token needed.';
     case 'admin':
-      return 'Operators only: the admin token (D31), or an account token with the `admin` scope (D24). Not rate limited.';
+      return 'Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.';
     case 'customer':
       return (
-        `Needs a token with the \`${marks.scope ?? ''}\` scope (D24). ` +
-        `Counted as ${RATE_CLASS[marks.rate ?? ''] ?? 'a query'} against the account’s rate limit (D18).`
+        `Needs a token with the \`${marks.scope ?? ''}\` scope. ` +
+        `Counted as ${RATE_CLASS[marks.rate ?? ''] ?? 'a query'} against the account’s rate limit.`
       );
   }
 }
@@ -228,11 +229,48 @@ const transformObject: SwaggerTransformObject = (documentObject) => {
   return doc;
 };
 
-/** The D19 envelope, with every code of the catalogue. */
+/** One problem of a request's fields (shared/src/errors.ts, docs/api/errors.md). */
+function fieldProblemSchema(): Json {
+  return {
+    type: 'object',
+    description: 'One problem with one field of the request.',
+    required: ['rule', 'message'],
+    additionalProperties: false,
+    properties: {
+      field: {
+        type: 'string',
+        description:
+          'The field as the request names it: `gpu_type`, `nodes[2].hostname` (body), a query or a path parameter. Absent when the whole body is at fault.',
+      },
+      rule: {
+        type: 'string',
+        enum: [...FIELD_RULES],
+        description: 'The rule the field breaks, stable for programs (docs/api/errors.md).',
+      },
+      message: {
+        type: 'string',
+        description: 'For people: the field, the rule and what is allowed.',
+      },
+      allowed: {
+        type: 'array',
+        items: { type: ['string', 'number', 'boolean', 'null'] },
+        description:
+          '`enum`: the values allowed; `unknown_field`: the fields the request takes; `required`: the values to choose from, when known.',
+      },
+      limit: {
+        type: 'number',
+        description:
+          'The bound of `minimum`, `maximum`, `multiple_of`, `min_length`, `max_length`, `min_items`, `max_items`.',
+      },
+    },
+  };
+}
+
+/** The error envelope, with every code of the catalogue. */
 function errorSchema(): Json {
   return {
     type: 'object',
-    description: 'D19: every error answers with this envelope (docs/api/errors.md).',
+    description: 'Every error answers with this envelope (docs/api/errors.md).',
     required: ['data', 'error'],
     properties: {
       data: { type: 'null' },
@@ -248,13 +286,20 @@ function errorSchema(): Json {
             description: 'Stable, for programs (docs/api/errors.md).',
           },
           message: { type: 'string', description: 'For people; may change.' },
-          missing_gpus: {
-            type: 'integer',
-            description: 'insufficient_liquidity: the GPUs that could not be filled (D10).',
-          },
           field: {
             type: 'string',
-            description: 'The request field a money amount was refused in.',
+            description:
+              '`invalid_request` about the request’s fields: the first field at fault (as in `errors`); `price_out_of_collar`: `limit_price`.',
+          },
+          errors: {
+            type: 'array',
+            maxItems: MAX_FIELD_PROBLEMS,
+            items: ref(PROBLEM_REF),
+            description: `\`invalid_request\` about the request’s fields: every problem found (at most ${MAX_FIELD_PROBLEMS}), in the order of the fields.`,
+          },
+          missing_gpus: {
+            type: 'integer',
+            description: '`insufficient_liquidity`: the GPUs that could not be filled.',
           },
         },
       },
@@ -279,8 +324,9 @@ export function openApi(app: FastifyInstance): void {
         version: API_VERSION,
         description:
           'The gpux GPU compute marketplace API. Success bodies are the bare resource; ' +
-          'errors are `{"data": null, "error": {"code", "message"}}` (D19) with the codes ' +
-          'of docs/api/errors.md. Customer requests are rate limited per account (D18).',
+          'errors are `{"data": null, "error": {"code", "message"}}` with the codes ' +
+          'of docs/api/errors.md; an `invalid_request` about the request’s fields names them ' +
+          '(`field`, `errors`). Customer requests are rate limited per account.',
       },
       servers: [{ url: '/', description: 'the exchange serving this document' }],
       security: [{ bearer: [] }],
@@ -298,23 +344,23 @@ export function openApi(app: FastifyInstance): void {
             type: 'http',
             scheme: 'bearer',
             description:
-              'An API token (D24), or the operators’ admin token for /v1/admin/*. ' +
+              'An API token, or the operators’ admin token for /v1/admin/*. ' +
               'Missing or unknown: 401 unauthorized; lacking the scope: 403 forbidden.',
           },
         },
-        schemas: { Error: errorSchema() },
+        schemas: { Error: errorSchema(), FieldProblem: fieldProblemSchema() },
         parameters: {
           IdempotencyKey: {
             name: 'Idempotency-Key',
             in: 'header',
             required: false,
             description:
-              'D23: kept 24 h per account; the same key with the same request replays the first answer.',
+              'Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused.',
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
         },
         headers: {
-          'X-RateLimit-Limit': intHeader('Requests of this kind allowed per minute (D18).'),
+          'X-RateLimit-Limit': intHeader('Requests of this kind allowed per minute.'),
           'X-RateLimit-Remaining': intHeader('Requests of this kind left in the current minute.'),
           'X-RateLimit-Reset': intHeader('Seconds until the window frees a slot.'),
           'Retry-After': intHeader('Seconds to wait before retrying.'),

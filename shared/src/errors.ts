@@ -12,7 +12,8 @@ interface CatalogueEntry {
 export const ERROR_CODES = {
   invalid_request: {
     status: 400,
-    meaning: 'The request is malformed or a parameter is out of range.',
+    meaning:
+      'The request is malformed, or fields of it break a rule: `field` and `errors` name them.',
     decision: 'D5',
   },
   price_out_of_collar: {
@@ -140,9 +141,143 @@ export interface ErrorBody {
   readonly error: { readonly code: ErrorCode; readonly message: string } & ErrorDetails;
 }
 
-/** D19 envelope. Details cannot overwrite `code` or `message`. */
+/** D19 envelope: code and message first, then the details, which cannot overwrite them. */
 export function errorBody(err: GpuxError): ErrorBody {
-  return { data: null, error: { ...err.details, code: err.code, message: err.message } };
+  const { code: _code, message: _message, ...details } = err.details ?? {};
+  return { data: null, error: { code: err.code, message: err.message, ...details } };
+}
+
+// Validation problems (docs/api/errors.md, "Validation errors"). An
+// invalid_request about the request's own fields names each field, the rule
+// it broke and, for a closed set, the values it allows, as Stripe's `param`
+// does; every problem found is reported, not only the first.
+
+/** The rules a request field can break, stable for programs (docs/api/errors.md). */
+export const FIELD_RULES = [
+  /** Missing, or needed because of another field (a sell needs limit_price). */
+  'required',
+  /** The wrong JSON type (a string for a number, a fraction for an integer). */
+  'type',
+  /** Not one of `allowed`. */
+  'enum',
+  /** Below `limit` (or, for a price, not above it). */
+  'minimum',
+  /** Above `limit`. */
+  'maximum',
+  /** Not a multiple of `limit`: gpu_count in whole 8-GPU nodes, money in whole cents. */
+  'multiple_of',
+  /** Shorter than `limit` characters. */
+  'min_length',
+  /** Longer than `limit` characters. */
+  'max_length',
+  /** Does not have the form the field takes (a time, a host name, an instance type, a key). */
+  'format',
+  /** A field the request does not take; `allowed` lists those it takes. */
+  'unknown_field',
+  /** Fewer than `limit` items. */
+  'min_items',
+  /** More than `limit` items. */
+  'max_items',
+  /** The same item twice. */
+  'unique_items',
+  /** Contradicts another field of the request, or does not apply with it. */
+  'conflict',
+  /** Well formed but not acceptable, for the reason the message gives (a key already registered). */
+  'invalid',
+] as const;
+export type FieldRule = (typeof FIELD_RULES)[number];
+
+/** A value an `enum` problem allows. */
+export type AllowedValue = string | number | boolean | null;
+
+/** One problem with one field of a request. */
+export interface FieldProblem {
+  /**
+   * The field as a client names it: `gpu_type`, `nodes[2].hostname` in a
+   * body, a query or a path parameter. Absent when the problem is the whole
+   * body (not a JSON object).
+   */
+  readonly field?: string;
+  readonly rule: FieldRule;
+  /** For people: names the field, says the rule and the values it allows. */
+  readonly message: string;
+  /** enum: the values allowed; unknown_field: the fields the request takes. */
+  readonly allowed?: readonly AllowedValue[];
+  /** minimum, maximum, multiple_of, min_length, max_length, min_items, max_items: the bound. */
+  readonly limit?: number;
+}
+
+/** How many problems an answer lists; the message says when there were more. */
+export const MAX_FIELD_PROBLEMS = 20;
+
+/**
+ * invalid_request about the request's fields: `details.field` is the first
+ * problem's field and `details.errors` lists every problem (at most
+ * MAX_FIELD_PROBLEMS); the message joins the problems' messages.
+ */
+export class ValidationError extends GpuxError {
+  override readonly name: string = 'ValidationError';
+  readonly problems: readonly FieldProblem[];
+
+  constructor(problems: readonly FieldProblem[], options: { readonly cause?: unknown } = {}) {
+    const [first] = problems;
+    if (first === undefined) throw new RangeError('a ValidationError needs a problem');
+    const shown = problems.slice(0, MAX_FIELD_PROBLEMS);
+    const more = problems.length - shown.length;
+    const message =
+      shown.map((p) => p.message).join('; ') +
+      (more > 0 ? `; and ${more} more problem${more === 1 ? '' : 's'}` : '');
+    super('invalid_request', message, {
+      ...options,
+      details: { ...(first.field === undefined ? {} : { field: first.field }), errors: shown },
+    });
+    this.problems = problems;
+  }
+}
+
+/** One problem with one field, as an error to throw. */
+export function fieldError(
+  field: string,
+  rule: FieldRule,
+  message: string,
+  extra: Pick<FieldProblem, 'allowed' | 'limit'> = {},
+): ValidationError {
+  return new ValidationError([{ field, rule, message, ...extra }]);
+}
+
+/**
+ * Gathers the problems of checks that run one after another (the checks of
+ * a request's fields after its schema), so that one answer reports them all.
+ */
+export class FieldProblems {
+  private readonly found: FieldProblem[] = [];
+
+  add(problem: FieldProblem): void {
+    this.found.push(problem);
+  }
+
+  /**
+   * `parse()`'s value, or undefined when it threw a ValidationError, whose
+   * problems are kept. Any other error is not the client's and goes on.
+   */
+  take<T>(parse: () => T): T | undefined {
+    try {
+      return parse();
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      this.found.push(...err.problems);
+      return undefined;
+    }
+  }
+
+  get any(): boolean {
+    return this.found.length > 0;
+  }
+
+  /** Throws a ValidationError of every problem gathered, if there is one. */
+  throwIfAny(): void {
+    if (this.found.length > 0) throw new ValidationError(this.found);
+  }
 }
 
 /**

@@ -33,8 +33,27 @@ export type {
   TokenScope,
   Zone,
 } from './enums.js';
-export { ERROR_CODES, GpuxError, InvariantError, errorBody, isErrorCode } from './errors.js';
-export type { ErrorBody, ErrorCode, ErrorDetails, GpuxErrorOptions } from './errors.js';
+export {
+  ERROR_CODES,
+  FIELD_RULES,
+  FieldProblems,
+  GpuxError,
+  InvariantError,
+  MAX_FIELD_PROBLEMS,
+  ValidationError,
+  errorBody,
+  fieldError,
+  isErrorCode,
+} from './errors.js';
+export type {
+  AllowedValue,
+  ErrorBody,
+  ErrorCode,
+  ErrorDetails,
+  FieldProblem,
+  FieldRule,
+  GpuxErrorOptions,
+} from './errors.js';
 export { ID_PREFIXES, createIdGenerator, idTime, isId, newId } from './ids.js';
 export type { IdGenerator, IdGeneratorOptions, IdPrefix } from './ids.js';
 export {
@@ -66,7 +85,7 @@ export type {
   LeaseProvisionEvent,
   LeaseRevokeEvent,
 } from './events.js';
-export { parseTime } from './time.js';
+export { isTime, parseTime } from './time.js';
 export { BusConsumer, InProcessBus, subjectMatches } from './in-process-bus.js';
 export type { BusConsumerOptions, BusMessage } from './in-process-bus.js';
 export { parseNatsCredentials } from './nats-credentials.js';

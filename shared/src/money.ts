@@ -2,7 +2,8 @@
 // computed as exact rationals in BigInt and rounded half-even once, at the end.
 
 import { PLATFORM_FEE_PERCENT } from './enums.js';
-import { GpuxError } from './errors.js';
+import { ValidationError } from './errors.js';
+import type { FieldRule } from './errors.js';
 
 /** An integer number of US cents. */
 export type Cents = number;
@@ -10,12 +11,15 @@ export type Cents = number;
 /** Larger prices or balances are input mistakes, not trades ($1e9). */
 export const MAX_CENTS: Cents = 100_000_000_000;
 
-export class MoneyError extends GpuxError {
+/** A money field that is not a whole, in-range number of cents; names the field and the rule. */
+export class MoneyError extends ValidationError {
   override readonly name = 'MoneyError';
   readonly field: string;
 
-  constructor(field: string, message: string) {
-    super('invalid_request', `${field} ${message}`, { details: { field } });
+  constructor(field: string, rule: FieldRule, message: string, limit?: number) {
+    super([
+      { field, rule, message: `${field} ${message}`, ...(limit === undefined ? {} : { limit }) },
+    ]);
     this.field = field;
   }
 }
@@ -30,39 +34,42 @@ const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/i;
 export function parseDollars(x: unknown, field = 'amount'): Cents {
   let text: string;
   if (typeof x === 'number') {
-    if (!Number.isFinite(x)) throw new MoneyError(field, 'must be a finite number');
+    if (!Number.isFinite(x)) throw new MoneyError(field, 'type', 'must be a finite number');
     // The shortest string that round-trips is the decimal the client meant.
     text = String(x);
   } else if (typeof x === 'string') {
     text = x.trim();
   } else {
-    throw new MoneyError(field, 'must be a number of dollars');
+    throw new MoneyError(field, 'type', 'must be a number of dollars');
   }
   const m = DECIMAL.exec(text);
-  if (m === null) throw new MoneyError(field, 'must be a number of dollars');
+  if (m === null) throw new MoneyError(field, 'type', 'must be a number of dollars');
   const [, sign = '', whole = '', fraction = '', exponent = '0'] = m;
 
   // value = digits × 10^scale
   let digits = (whole + fraction).replace(/^0+/, '');
   let scale = Number(exponent) - fraction.length;
   if (digits === '') return 0;
-  if (sign === '-') throw new MoneyError(field, 'must not be negative');
+  if (sign === '-') throw new MoneyError(field, 'minimum', 'must not be negative', 0);
   const trailingZeros = /0*$/.exec(digits)?.[0].length ?? 0;
   digits = digits.slice(0, digits.length - trailingZeros);
   scale += trailingZeros;
 
-  if (scale < -2) throw new MoneyError(field, 'must have at most 2 decimals');
+  if (scale < -2)
+    throw new MoneyError(field, 'multiple_of', 'must be whole cents (at most 2 decimals)', 0.01);
   // Checked before building the BigInt so "1e999999" costs nothing.
-  if (digits.length + scale > 13) throw new MoneyError(field, tooLarge());
+  if (digits.length + scale > 13)
+    throw new MoneyError(field, 'maximum', tooLarge(), MAX_CENTS / 100);
   const cents = BigInt(digits) * 10n ** BigInt(scale + 2);
-  if (cents > BigInt(MAX_CENTS)) throw new MoneyError(field, tooLarge());
+  if (cents > BigInt(MAX_CENTS))
+    throw new MoneyError(field, 'maximum', tooLarge(), MAX_CENTS / 100);
   return Number(cents);
 }
 
 /** Like parseDollars, for prices: zero is rejected too. */
 export function parsePositiveDollars(x: unknown, field = 'price'): Cents {
   const cents = parseDollars(x, field);
-  if (cents === 0) throw new MoneyError(field, 'must be greater than 0');
+  if (cents === 0) throw new MoneyError(field, 'minimum', 'must be greater than 0', 0);
   return cents;
 }
 

@@ -2,20 +2,25 @@
 // UTC"); an offset is accepted and converted, a time without a zone is not
 // (it would mean the server's local time).
 
-import { GpuxError } from './errors.js';
+import { fieldError } from './errors.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** An ISO 8601 time with a zone that names a real instant (what parseTime accepts). */
+export function isTime(value: string): boolean {
+  return ISO_8601.test(value) && Number.isFinite(Date.parse(value)) && realDate(value);
+}
+
 /** Milliseconds since the epoch, or invalid_request naming the field. */
 export function parseTime(value: string, field: string): number {
-  const ms = ISO_8601.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms) || !realDate(value)) {
-    throw new GpuxError(
-      'invalid_request',
+  if (!isTime(value)) {
+    throw fieldError(
+      field,
+      'format',
       `${field} must be an ISO 8601 time with a zone, like 2026-11-22T10:00:00Z`,
     );
   }
-  return ms;
+  return Date.parse(value);
 }
 
 /** Date.parse rolls 2026-02-30 over to March 2; a real date survives the round trip. */

@@ -1,6 +1,6 @@
 // Provider clusters and their nodes, created by operators (D31).
 
-import { GpuxError, newId } from '@gpux/shared';
+import { fieldError, newId } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Queryable } from '../db/database.js';
@@ -30,12 +30,17 @@ export interface ClusterView {
 
 export async function createCluster(tx: Queryable, c: NewCluster): Promise<ClusterView> {
   if (new Set(c.hostnames).size !== c.hostnames.length) {
-    throw new GpuxError('invalid_request', 'nodes: each hostname once');
+    throw fieldError(
+      'nodes',
+      'unique_items',
+      'nodes must name each hostname once (host names are compared without case)',
+    );
   }
   const [provider] = await tx.query('SELECT 1 FROM accounts WHERE id = $1', [c.providerAccountId]);
   if (provider === undefined) {
-    throw new GpuxError(
-      'invalid_request',
+    throw fieldError(
+      'provider_account_id',
+      'invalid',
       `provider_account_id: no account ${c.providerAccountId}`,
     );
   }

@@ -13,7 +13,8 @@
 
 import { createHash, createPublicKey } from 'node:crypto';
 
-import { GpuxError, newId } from '@gpux/shared';
+import { GpuxError, fieldError, newId } from '@gpux/shared';
+import type { FieldRule, ValidationError } from '@gpux/shared';
 import ssh2 from 'ssh2';
 
 import type { Queryable } from '../db/database.js';
@@ -23,19 +24,24 @@ import type { Queryable } from '../db/database.js';
  * and SHA-1 only; OpenSSH disabled it). Security-key kinds (`sk-…`) are not
  * here: ssh2 cannot parse or verify them, so the gateway could not use one.
  */
-export const SSH_KEY_TYPES: readonly string[] = [
+export const SSH_KEY_TYPES = [
   'ssh-ed25519',
   'ssh-rsa',
   'ecdsa-sha2-nistp256',
   'ecdsa-sha2-nistp384',
   'ecdsa-sha2-nistp521',
-];
+] as const;
+export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
+
+function isSshKeyType(x: string): x is SshKeyType {
+  return (SSH_KEY_TYPES as readonly string[]).includes(x);
+}
 
 /** RSA keys shorter than this are refused: 1024 bits is within reach of a factoring effort. */
 export const MIN_RSA_BITS = 2048;
 
 export interface ParsedKey {
-  readonly type: string;
+  readonly type: SshKeyType;
   /** `type base64`, without the comment. */
   readonly normalized: string;
   /** OpenSSH form: `SHA256:` + unpadded base64 of the blob's SHA-256. */
@@ -48,13 +54,19 @@ export interface ParsedKey {
  * pasted private key, a truncated line or a relabelled blob is refused.
  */
 export function parsePublicKey(line: string): ParsedKey {
-  const bad = (why: string): GpuxError => new GpuxError('invalid_request', `public_key: ${why}`);
+  const bad = (why: string, rule: FieldRule = 'format'): ValidationError =>
+    fieldError('public_key', rule, `public_key: ${why}`);
   const text = line.trim();
   if (/[\r\n]/.test(text)) throw bad('expected one line, "<type> <base64> [comment]"');
   const [type, data] = text.split(/\s+/);
   if (type === undefined || data === undefined) throw bad('expected "<type> <base64> [comment]"');
-  if (!SSH_KEY_TYPES.includes(type)) {
-    throw bad(`key type ${type.slice(0, 40)} is not accepted (${SSH_KEY_TYPES.join(', ')})`);
+  if (!isSshKeyType(type)) {
+    throw fieldError(
+      'public_key',
+      'enum',
+      `public_key: key type ${type.slice(0, 40)} is not accepted (${SSH_KEY_TYPES.join(', ')})`,
+      { allowed: SSH_KEY_TYPES },
+    );
   }
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data) || data.length % 4 !== 0) throw bad('not base64');
   // The comment plays no part, and ssh2 wants exactly one space after the type.
@@ -76,7 +88,12 @@ export function parsePublicKey(line: string): ParsedKey {
   if (type === 'ssh-rsa') {
     const bits = material.asymmetricKeyDetails?.modulusLength ?? 0;
     if (bits < MIN_RSA_BITS) {
-      throw bad(`an RSA key must have at least ${MIN_RSA_BITS} bits; this one has ${bits}`);
+      throw fieldError(
+        'public_key',
+        'minimum',
+        `public_key: an RSA key must have at least ${MIN_RSA_BITS} bits; this one has ${bits}`,
+        { limit: MIN_RSA_BITS },
+      );
     }
   }
   const fingerprint = `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
@@ -86,7 +103,7 @@ export function parsePublicKey(line: string): ParsedKey {
 export interface SshKeyView {
   readonly sshKeyId: string;
   readonly name: string;
-  readonly type: string;
+  readonly type: SshKeyType;
   readonly publicKey: string;
   readonly fingerprint: string;
   readonly createdAt: Date;
@@ -95,7 +112,8 @@ export interface SshKeyView {
 interface Row {
   id: string;
   name: string;
-  key_type: string;
+  /** Written from a parsed key only, so one of SSH_KEY_TYPES. */
+  key_type: SshKeyType;
   public_key: string;
   fingerprint: string;
   created_at: Date;
@@ -128,7 +146,11 @@ export async function addSshKey(
   );
   const [row] = rows;
   if (row === undefined) {
-    throw new GpuxError('invalid_request', `public_key: ${key.fingerprint} is already registered`);
+    throw fieldError(
+      'public_key',
+      'invalid',
+      `public_key: ${key.fingerprint} is already registered`,
+    );
   }
   return view(row);
 }

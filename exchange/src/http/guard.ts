@@ -1,14 +1,18 @@
 // The one place where a route's contract (route-contract.ts) becomes its
 // authentication and rate limit. An onRoute hook reads each route's config
 // once, when the route is registered, and puts the matching guard first in
-// the route's preValidation hooks, so that:
-//   - a token is checked (401 / 403, D24) before the request is validated,
-//     and a stranger learns nothing about the schema from validation errors;
+// the route's onRequest hooks, so that:
+//   - a token is checked (401 / 403, D24) before the body is read or the
+//     request validated: a stranger's oversized or malformed body is 401,
+//     not 413 or 400, and learns nothing about the schema from validation
+//     errors (docs/api/errors.md);
 //   - a customer request is counted against its account's limit (D18) before
-//     validation, so invalid requests count too, and every customer answer
-//     carries the X-RateLimit-* headers; past the limit: 429 with Retry-After.
+//     its body is read, so invalid requests count too, and every customer
+//     answer carries the X-RateLimit-* headers; past the limit: 429 with
+//     Retry-After.
 // Nothing is looked up per request: the guard is chosen at registration, and
-// public routes get none.
+// public routes get none. The app's own onRequest hooks (drain, standby) run
+// before any route's.
 
 import { GpuxError } from '@gpux/shared';
 import type { TokenScope } from '@gpux/shared';
@@ -30,7 +34,7 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
   return async (request, reply) => {
     const principal = await authenticate(ctx.directory, request, scope);
     request.principal = principal;
-    // D18: counted before validation, so invalid requests count too.
+    // D18: counted before the body is read, so invalid requests count too.
     const d = ctx.limiter.take(principal.accountId, kind);
     reply.header('X-RateLimit-Limit', d.limit);
     reply.header('X-RateLimit-Remaining', d.remaining);
@@ -70,10 +74,10 @@ export function routeGuards(app: FastifyInstance, ctx: RouteContext): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     const guard = guardOf(ctx, contractOf(route.method, route.url, route.config));
     if (guard === undefined) return;
-    const existing = route.preValidation;
+    const existing = route.onRequest;
     // A new array: Fastify's HEAD route for a GET starts from the options as
     // they were given and gets its own guard when its onRoute runs.
-    route.preValidation =
+    route.onRequest =
       existing === undefined
         ? [guard]
         : [guard, ...(Array.isArray(existing) ? existing : [existing])];

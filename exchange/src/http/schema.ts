@@ -5,8 +5,11 @@
 // handler's answer. Nothing here is compiled per request: Fastify compiles
 // each route's schemas once, when the app is made ready.
 
+import { GPUS_PER_NODE } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 import type { SchemaOptions, Static, TSchema, TUnsafe } from '@sinclair/typebox';
+
+import { MAX_NODES, MAX_PRICE_CENTS } from '../matching/validate.js';
 
 /**
  * `{type: 'string', enum: [...]}`: what the API has always published for its
@@ -45,6 +48,34 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
 export function Defaulted<T extends TSchema>(schema: T): T {
   return Type.Optional(schema) as unknown as T;
 }
+
+/**
+ * GPUs in whole 8-GPU nodes (D5: anything else is invalid_request, never
+ * rounded): 8 to 80,000, the engine's 10,000 nodes (matching/validate.ts).
+ */
+export const GpuCount = (description?: string): TUnsafe<number> =>
+  Type.Unsafe<number>({
+    type: 'integer',
+    minimum: GPUS_PER_NODE,
+    maximum: MAX_NODES * GPUS_PER_NODE,
+    multipleOf: GPUS_PER_NODE,
+    description: description ?? 'GPUs, in whole nodes of 8: 8, 16, 24, …',
+  });
+
+/**
+ * A price in a request: dollars per GPU-hour, above 0 and at most the
+ * engine's largest (matching/validate.ts). Whole cents is checked where the
+ * number is read exactly (parsePositiveDollars, D1): JSON Schema's
+ * `multipleOf: 0.01` is not exact in binary floating point, so it is not
+ * published as one.
+ */
+export const Price = (description: string): TUnsafe<number> =>
+  Type.Unsafe<number>({
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_PRICE_CENTS / 100,
+    description: `${description} Dollars per GPU-hour in whole cents (at most 2 decimals).`,
+  });
 
 /** Dollars as a JSON number rounded to cents (D1). */
 export const Dollars = (description?: string): TUnsafe<number> =>

@@ -4,7 +4,7 @@
 import { HOUR_MS, newId } from '@gpux/shared';
 import type { Cents } from '@gpux/shared';
 
-import { refuse } from '../market/refusal.js';
+import { refuseField } from '../market/refusal.js';
 import type { Refusal } from '../market/refusal.js';
 import { newOrderRow } from '../market/rows.js';
 import type { LeaseRow, OrderRow } from '../market/rows.js';
@@ -30,11 +30,27 @@ export interface ResaleWindow {
 export function resaleWindow(l: LeaseRow, r: ResaleRequest, now: number): ResaleWindow | Refusal {
   const from = Math.max(now, r.availableFrom ?? now);
   const until = r.availableUntil ?? l.end_ms;
-  if (until <= from)
-    return refuse('invalid_request', 'available_until must be after available_from');
-  if (until > l.end_ms) return refuse('invalid_request', 'available_until is after the lease ends');
+  if (until <= from) {
+    return refuseField({
+      field: 'available_until',
+      rule: 'minimum',
+      message: 'available_until must be after available_from (or now)',
+    });
+  }
+  if (until > l.end_ms) {
+    return refuseField({
+      field: 'available_until',
+      rule: 'maximum',
+      message: `available_until must not be after the lease ends (${new Date(l.end_ms).toISOString()})`,
+    });
+  }
+  // D6: the shortest lease is one hour.
   if (l.end_ms - from < HOUR_MS) {
-    return refuse('invalid_request', 'less than one hour of the lease is left to resell');
+    return refuseField({
+      field: 'available_from',
+      rule: 'maximum',
+      message: 'less than one hour of the lease is left to resell after available_from (or now)',
+    });
   }
   return { from, until };
 }

@@ -41,7 +41,9 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
           const expected = new Map<string, number>();
           for (const f of fills) {
             const postings = fillPostings(f.buyer, f.seller, f.compute);
-            await db.transaction((tx) => post(tx, { id: `txn_${++txn}`, kind: 'fill', postings }));
+            await db.transaction((tx) =>
+              post(tx, { id: `txn_${++txn}`, kind: 'lease_charge', postings }),
+            );
             for (const p of postings) {
               expected.set(p.accountId, (expected.get(p.accountId) ?? 0) + p.amountCents);
             }
@@ -73,7 +75,11 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
     expect(await db.query("SELECT 1 FROM ledger_transactions WHERE id = 'txn_bad'")).toEqual([]);
     // Nor can a later statement unbalance a balanced transaction.
     await db.transaction((tx) =>
-      post(tx, { id: 'txn_ok', kind: 'fill', postings: fillPostings('acc_a', 'acc_c', 1000) }),
+      post(tx, {
+        id: 'txn_ok',
+        kind: 'lease_charge',
+        postings: fillPostings('acc_a', 'acc_c', 1000),
+      }),
     );
     await expect(
       db.query(
@@ -85,7 +91,11 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
 
   it('is append-only: no entry can be changed or deleted', async () => {
     await db.transaction((tx) =>
-      post(tx, { id: 'txn_keep', kind: 'fill', postings: fillPostings('acc_a', 'acc_c', 1000) }),
+      post(tx, {
+        id: 'txn_keep',
+        kind: 'lease_charge',
+        postings: fillPostings('acc_a', 'acc_c', 1000),
+      }),
     );
     await expect(db.query('UPDATE ledger_entries SET amount_cents = 1')).rejects.toThrow(
       /append-only/,

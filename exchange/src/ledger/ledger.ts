@@ -9,22 +9,38 @@ import type { Queryable } from '../db/database.js';
 /** The platform's own account: both fees go there (D2). */
 export const PLATFORM_ACCOUNT_ID = 'acc_platform';
 
-export type EntryKind =
+/** What each ledger entry (one account's side of a movement of money) is. */
+export const ENTRY_KINDS = [
   /** Buyer pays the compute cost of a fill. */
-  | 'buyer_charge'
+  'buyer_charge',
   /** Buyer pays the platform fee on top (D2). */
-  | 'buyer_fee'
+  'buyer_fee',
   /** Seller (provider or reseller) is owed the compute cost of the fill... */
-  | 'seller_proceeds'
+  'seller_proceeds',
   /** ...less the platform fee (D2: the seller receives 90 %). */
-  | 'seller_fee'
+  'seller_fee',
   /** Platform's side of either fee. */
-  | 'platform_fee'
+  'platform_fee',
   /** Refund of unused time to the buyer, and the seller's matching reversal (D4, D26). */
-  | 'refund'
-  | 'refund_reversal'
+  'refund',
+  'refund_reversal',
   /** The platform gives back its fee on refunded time (D26) or on a failed lease (D25). */
-  | 'fee_refund';
+  'fee_refund',
+] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
+
+/** What each ledger transaction (one balanced movement of money) is. */
+export const TRANSACTION_KINDS = [
+  /** A fill made a lease: the buyer pays, the seller is owed, the platform takes its fees (D2). */
+  'lease_charge',
+  /** The lease was terminated: its unused time is refunded (D26). */
+  'lease_refund',
+  /** The provider could not provision the lease: everything is refunded (D25). */
+  'lease_failed',
+  /** A resold lease: the reseller is refunded the hours nobody uses (D27). */
+  'resale_refund',
+] as const;
+export type TransactionKind = (typeof TRANSACTION_KINDS)[number];
 
 export interface Posting {
   readonly accountId: string;
@@ -36,7 +52,7 @@ export interface Posting {
 export interface LedgerTransaction {
   /** txn_… */
   readonly id: string;
-  readonly kind: string;
+  readonly kind: TransactionKind;
   readonly orderId?: string | undefined;
   readonly leaseId?: string | undefined;
   readonly postings: readonly Posting[];
@@ -80,8 +96,8 @@ export async function ledgerTotal(q: Queryable): Promise<Cents> {
 
 export interface EntryView {
   readonly transactionId: string;
-  readonly transactionKind: string;
-  readonly kind: string;
+  readonly transactionKind: TransactionKind;
+  readonly kind: EntryKind;
   readonly amountCents: Cents;
   readonly orderId: string | null;
   readonly leaseId: string | null;
@@ -97,8 +113,8 @@ export async function entriesOf(
 ): Promise<{ entries: EntryView[]; total: number }> {
   const rows = await q.query<{
     transaction_id: string;
-    transaction_kind: string;
-    kind: string;
+    transaction_kind: TransactionKind;
+    kind: EntryKind;
     amount_cents: number;
     order_id: string | null;
     lease_id: string | null;

@@ -14,7 +14,7 @@
 import { GPUS_PER_NODE, HOUR_MS, InvariantError, newId, splitFee } from '@gpux/shared';
 import type { CancelReason, GpuType, LeaseRevokeEvent, Zone } from '@gpux/shared';
 
-import type { Posting } from '../ledger/ledger.js';
+import type { Posting, TransactionKind } from '../ledger/ledger.js';
 import { failurePostings, fillPostings, refundPostings } from '../ledger/postings.js';
 import { originalRefundCents, refundAt } from '../leases/lease-money.js';
 import type { Refund } from '../leases/lease-money.js';
@@ -268,7 +268,7 @@ export class BookLeases {
   }
 
   /** Record a ledger transaction of the lease (nothing when there are no postings). */
-  private post(cs: ChangeSet, kind: string, l: LeaseRow, postings: Posting[]): void {
+  private post(cs: ChangeSet, kind: TransactionKind, l: LeaseRow, postings: Posting[]): void {
     if (postings.length === 0) return;
     cs.post({ id: newId('txn_'), kind, orderId: l.buy_order_id, leaseId: l.id, postings });
   }

@@ -125,10 +125,11 @@ export class BookState implements LeaseHost {
       this.advance(now);
       // The lease may have ended while the clock advanced.
       if (!this.leases.has(leaseId)) return notActive(leaseId);
+      // D27: a lease sold ahead is the buyer's from the transfer.
       if (BookLeases.soldAhead(live)) {
         return refuse(
           'lease_not_active',
-          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()} (D27)`,
+          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()}`,
         );
       }
       const refund = this.leaseBook.terminate(this, live, now);

@@ -2,8 +2,8 @@
 // A throw from a command is a bug (InvariantError or worse) and costs the
 // book a rebuild (book-writer.ts); a refusal changes nothing and costs nothing.
 
-import { GpuxError } from '@gpux/shared';
-import type { ErrorCode } from '@gpux/shared';
+import { GpuxError, ValidationError } from '@gpux/shared';
+import type { ErrorCode, FieldProblem } from '@gpux/shared';
 
 import type { RejectCode } from '../matching/index.js';
 
@@ -22,6 +22,8 @@ export interface Refusal {
   readonly message: string;
   /** insufficient_liquidity: the GPUs that could not be filled (D10). */
   readonly missingGpus?: number | undefined;
+  /** invalid_request about one field of the request (docs/api/errors.md). */
+  readonly problem?: FieldProblem;
 }
 
 export function refuse(code: RefusalCode, message: string, missingGpus?: number): Refusal {
@@ -30,8 +32,18 @@ export function refuse(code: RefusalCode, message: string, missingGpus?: number)
     : { ok: false, code, message, missingGpus };
 }
 
+/** invalid_request naming the field of the request at fault and the rule it breaks. */
+export function refuseField(problem: FieldProblem & { readonly field: string }): Refusal {
+  return { ok: false, code: 'invalid_request', message: problem.message, problem };
+}
+
 /** The API error of a refusal (D19, D20). */
 export function refusalError(r: Refusal): GpuxError {
+  if (r.problem !== undefined) return new ValidationError([r.problem]);
+  // The collar (D15) is about the limit price the request named.
+  if (r.code === 'price_out_of_collar') {
+    return new GpuxError(r.code, r.message, { details: { field: 'limit_price' } });
+  }
   return new GpuxError(
     r.code,
     r.message,

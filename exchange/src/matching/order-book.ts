@@ -989,13 +989,14 @@ export class OrderBook implements Book {
   }
 }
 
+/** What the API answers (docs/api/errors.md); the rules are D15, D16, D17 and D10. */
 const REJECT_MESSAGES: Record<RejectCode, string> = {
   invalid_request: 'invalid order',
-  price_out_of_collar: 'limit price is outside ±50% of the reference price (D15)',
-  order_value_too_low: 'order value is below $10 (D16)',
-  self_trade_prevented:
-    'the order would trade with an order of its own account or organization (D17)',
-  insufficient_liquidity: 'not enough liquidity to fill the market order (D10)',
+  price_out_of_collar:
+    'limit_price is more than 50% away from the reference price (the last trade, else the mid price)',
+  order_value_too_low: 'the order is worth less than $10 (gpu_count × duration_hours × price)',
+  self_trade_prevented: 'the order would trade with an order of its own account or organization',
+  insufficient_liquidity: 'not enough liquidity to fill the market order within the price collar',
 };
 
 /** D16 on a buy's price (a limit price, or R): nodes × 8 × hours × price. */

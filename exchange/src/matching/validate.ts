@@ -6,7 +6,7 @@ export const MAX_NODES = 10_000;
 /** start_time at most this far ahead: the longest window (D6). */
 const MAX_START_AHEAD_MS = MAX_DURATION_HOURS * HOUR_MS;
 /** $1,000,000 per GPU-hour: far above any real price, far below 2^53 in every product. */
-const MAX_PRICE_CENTS = 100_000_000;
+export const MAX_PRICE_CENTS = 100_000_000;
 
 function intIn(x: unknown, lo: number, hi: number): boolean {
   return typeof x === 'number' && Number.isInteger(x) && x >= lo && x <= hi;
@@ -26,8 +26,8 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
   if (o.side !== 'buy' && o.side !== 'sell') return 'side must be buy or sell';
   if (o.type !== 'market' && o.type !== 'limit') return 'order_type must be market or limit';
   if (!nonEmpty(o.accountId) || !nonEmpty(o.orgId)) return 'account and organization are required';
-  if (!intIn(o.nodes, 1, MAX_NODES))
-    return 'gpu_count must be a multiple of 8 from 8 to 80000 (D5)';
+  // D5
+  if (!intIn(o.nodes, 1, MAX_NODES)) return 'gpu_count must be a multiple of 8 from 8 to 80000';
   if (!intIn(o.durationHours, 1, MAX_DURATION_HOURS))
     return 'duration_hours must be an integer from 1 to 720';
   if (o.type === 'limit') {
@@ -37,7 +37,8 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     return 'market orders take no limit_price';
   }
   if (o.side === 'sell') {
-    if (o.type !== 'limit') return 'sell orders are limit orders (D6)';
+    // D6
+    if (o.type !== 'limit') return 'sell orders are limit orders';
     if (o.allowPartial === true) return 'allow_partial applies to buy orders only';
     if (o.flexibleWindowHours !== undefined)
       return 'flexible_window_hours applies to buy orders only';
@@ -50,9 +51,10 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     if (o.windowEndAt !== undefined && !Number.isSafeInteger(o.windowEndAt))
       return 'the window end is not a valid time';
   } else if (o.allOrNothing === true) {
-    return 'all_or_nothing applies to sell orders only (D27)';
+    // D27: a resale is sold whole.
+    return 'all_or_nothing applies to sell orders only';
   } else if (o.windowStartAt !== undefined || o.windowEndAt !== undefined) {
-    return 'a window start or end applies to sell orders only (D27)';
+    return 'a window start or end applies to sell orders only';
   } else if (
     o.flexibleWindowHours !== undefined &&
     !intIn(o.flexibleWindowHours, 1, MAX_DURATION_HOURS)
@@ -80,8 +82,9 @@ export function validateOrderInput(o: OrderInput, now: Millis): string | null {
     // From when its time can first be used: the order rests at max(now,
     // startAt), the window's time is usable from windowStartAt.
     const usableFrom = Math.max(now, o.startAt ?? now, start);
+    // D6: the shortest lease is one hour.
     if (end - usableFrom < HOUR_MS) {
-      return 'the sell window must leave at least one hour, the shortest lease (D6)';
+      return 'the sell window must leave at least one hour, the shortest lease';
     }
   }
   return null;

@@ -2,7 +2,15 @@
 // book's writer runs it), after the checks that need no book: D6's sell
 // rules and D31's cluster of the seller.
 
-import { GpuxError, newId, parsePositiveDollars, parseTime } from '@gpux/shared';
+import {
+  FieldProblems,
+  GpuxError,
+  InvariantError,
+  fieldError,
+  newId,
+  parsePositiveDollars,
+  parseTime,
+} from '@gpux/shared';
 import type { OrderType } from '@gpux/shared';
 
 import type { Principal } from '../accounts/accounts.js';
@@ -16,37 +24,61 @@ export interface ClusterLookup {
   clustersOf(accountId: string, fresh?: boolean): Promise<readonly ClusterRef[]>;
 }
 
-/** D6: the order type a request means, or why it means none. */
-function orderTypeOf(b: OrderRequest, limitPrice: number | null): OrderType {
+/**
+ * D6: the order type a request means; each reason it means none (or a field
+ * that does not apply to its side) is added to `problems`.
+ */
+function orderTypeOf(b: OrderRequest, hasPrice: boolean, problems: FieldProblems): OrderType {
   // Sells are limit orders; a buy with a limit price is a limit order unless
   // it says otherwise (then it is refused, not silently changed).
-  const orderType = b.order_type ?? (b.side === 'sell' || limitPrice !== null ? 'limit' : 'market');
-  if (orderType === 'limit' && limitPrice === null) {
-    throw new GpuxError(
-      'invalid_request',
-      'limit_price is required for limit orders and sells (D6)',
-    );
+  const orderType = b.order_type ?? (b.side === 'sell' || hasPrice ? 'limit' : 'market');
+  if (b.side === 'sell' && orderType !== 'limit') {
+    problems.add({
+      field: 'order_type',
+      rule: 'enum',
+      message: 'order_type must be limit for a sell: a sell offers nodes at its lowest price',
+      allowed: ['limit'],
+    });
+  } else if (orderType === 'market' && hasPrice) {
+    problems.add({
+      field: 'limit_price',
+      rule: 'conflict',
+      message: 'a market order takes no limit_price (for a limit order, say order_type "limit")',
+    });
   }
-  if (orderType === 'market' && limitPrice !== null) {
-    throw new GpuxError(
-      'invalid_request',
-      'a market order takes no limit_price; use order_type "limit"',
-    );
+  if (orderType === 'limit' && !hasPrice) {
+    problems.add({
+      field: 'limit_price',
+      rule: 'required',
+      message:
+        b.side === 'sell'
+          ? 'limit_price is required for a sell: the lowest price per GPU-hour it takes'
+          : 'limit_price is required for a limit order',
+    });
   }
   if (b.side === 'sell') {
-    if (orderType !== 'limit')
-      throw new GpuxError('invalid_request', 'sell orders are limit orders (D6)');
+    // D9: sells are divisible by node.
     if (b.allow_partial !== undefined) {
-      throw new GpuxError(
-        'invalid_request',
-        'allow_partial applies to buys; sells are divisible by node (D9)',
-      );
+      problems.add({
+        field: 'allow_partial',
+        rule: 'conflict',
+        message: 'allow_partial applies to buys (a sell always fills node by node)',
+      });
     }
+    // D14
     if (b.flexible_window_hours !== undefined) {
-      throw new GpuxError('invalid_request', 'flexible_window_hours applies to buys (D14)');
+      problems.add({
+        field: 'flexible_window_hours',
+        rule: 'conflict',
+        message: 'flexible_window_hours applies to buys',
+      });
     }
   } else if (b.cluster_id !== undefined) {
-    throw new GpuxError('invalid_request', 'cluster_id applies to sell orders');
+    problems.add({
+      field: 'cluster_id',
+      rule: 'conflict',
+      message: 'cluster_id applies to sells',
+    });
   }
   return orderType;
 }
@@ -57,10 +89,21 @@ export async function orderIntake(
   caller: Principal,
   b: OrderRequest,
 ): Promise<OrderRow> {
+  // Every problem of the request's fields is reported at once.
+  const problems = new FieldProblems();
   const limitPrice =
-    b.limit_price === undefined ? null : parsePositiveDollars(b.limit_price, 'limit_price');
-  const orderType = orderTypeOf(b, limitPrice);
-  const startMs = b.start_time === undefined ? 0 : parseTime(b.start_time, 'start_time');
+    b.limit_price === undefined
+      ? null
+      : problems.take(() => parsePositiveDollars(b.limit_price, 'limit_price'));
+  const orderType = orderTypeOf(b, b.limit_price !== undefined, problems);
+  const startMs =
+    b.start_time === undefined
+      ? 0
+      : problems.take(() => parseTime(b.start_time ?? '', 'start_time'));
+  problems.throwIfAny();
+  if (limitPrice === undefined || startMs === undefined) {
+    throw new InvariantError('a field that failed to parse left no problem');
+  }
   const clusterId = b.side === 'sell' ? await sellerCluster(clusters, caller, b) : null;
   return newOrderRow({
     id: newId('ord_'),
@@ -100,11 +143,19 @@ async function sellerCluster(
   if (b.cluster_id !== undefined) {
     const c = clusters.find((x) => x.id === b.cluster_id);
     if (c === undefined) {
-      throw new GpuxError('invalid_request', `cluster_id: you have no cluster ${b.cluster_id}`);
+      throw fieldError(
+        'cluster_id',
+        'enum',
+        `cluster_id must be one of your clusters: ${ids(clusters)}`,
+        {
+          allowed: clusters.map((x) => x.id),
+        },
+      );
     }
     if (c.gpu_type !== b.gpu_type || c.zone !== b.zone) {
-      throw new GpuxError(
-        'invalid_request',
+      throw fieldError(
+        'cluster_id',
+        'conflict',
         `cluster ${c.id} is ${c.gpu_type} in ${c.zone}, not ${b.gpu_type} in ${b.zone}`,
       );
     }
@@ -112,19 +163,26 @@ async function sellerCluster(
   }
   const here = clusters.filter((x) => x.gpu_type === b.gpu_type && x.zone === b.zone);
   const [only] = here;
+  // D6, D31: an account sells only its own clusters' nodes.
   if (only === undefined) {
     throw new GpuxError(
       'invalid_request',
-      `you have no ${b.gpu_type} cluster in ${b.zone}; an account sells only its own clusters' nodes (D6, D31)`,
+      `you have no ${b.gpu_type} cluster in ${b.zone}; an account sells only the nodes of its own clusters`,
     );
   }
   if (here.length > 1) {
-    throw new GpuxError(
-      'invalid_request',
-      `you have ${here.length} ${b.gpu_type} clusters in ${b.zone}; say which with cluster_id (D31)`,
+    throw fieldError(
+      'cluster_id',
+      'required',
+      `you have ${here.length} ${b.gpu_type} clusters in ${b.zone}; say which with cluster_id (one of ${ids(here)})`,
+      { allowed: here.map((x) => x.id) },
     );
   }
   return only.id;
+}
+
+function ids(clusters: readonly ClusterRef[]): string {
+  return clusters.length === 0 ? 'you have none' : clusters.map((x) => x.id).join(', ');
 }
 
 export type { OrderRequest };

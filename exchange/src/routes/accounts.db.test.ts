@@ -195,7 +195,7 @@ describe('GET /v1/account (D33) and authentication (D24)', () => {
     await fresh.db.transaction((tx) =>
       post(tx, {
         id: 'txn_test_fill',
-        kind: 'fill',
+        kind: 'lease_charge',
         postings: fillPostings(
           buyer.json['account_id'] as string,
           seller.json['account_id'] as string,
@@ -249,7 +249,7 @@ describe('GET /v1/account/transactions (D33, D21)', () => {
       await fresh.db.transaction((tx) =>
         post(tx, {
           id: `txn_page_${i}`,
-          kind: 'fill',
+          kind: 'lease_charge',
           orderId: `ord_${i}`,
           postings: fillPostings(buyerId, sellerId, i * 1000),
         }),

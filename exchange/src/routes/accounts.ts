@@ -1,7 +1,7 @@
 // POST /v1/admin/accounts (D31), GET /v1/account and
 // GET /v1/account/transactions (D33).
 
-import { TOKEN_SCOPES, parseDollars } from '@gpux/shared';
+import { MAX_CENTS, TOKEN_SCOPES, parseDollars } from '@gpux/shared';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 
@@ -26,8 +26,17 @@ const CreateAccountBody = Type.Object(
     name: Name(),
     organization: Name(),
     scopes: Type.Array(StringEnum(TOKEN_SCOPES), { minItems: 1, uniqueItems: true }),
-    // Dollars (D1), parsed exactly below.
-    credit_limit: Type.Optional(Nullable(Type.Number())),
+    // Dollars (D1), parsed exactly below; D3: how far the account may go negative.
+    credit_limit: Type.Optional(
+      Nullable(
+        Type.Number({
+          minimum: 0,
+          maximum: MAX_CENTS / 100,
+          description:
+            'Dollars in whole cents: how far below zero the account’s balance may go; null or absent for no limit.',
+        }),
+      ),
+    ),
   },
   { title: 'CreateAccount', additionalProperties: false },
 );

@@ -6,7 +6,7 @@
 // must disclose nothing of the server (no stack frames, no file paths). And
 // none of the requests may change anything.
 
-import { ERROR_CODES, isErrorCode } from '@gpux/shared';
+import { ERROR_CODES, FIELD_RULES, isErrorCode } from '@gpux/shared';
 import type { ErrorCode } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -191,7 +191,8 @@ function bodyShapeCases(
     }),
     c('Content-Type application/xml', { raw: '<order/>', contentType: 'application/xml' }),
     c(`a body over ${size}`, { raw: over, status: 413 }),
-    c(`a body over ${size}, without a token`, { raw: over, who: 'none', status: 413 }),
+    // Authentication is answered before the body is read (docs/api/errors.md).
+    c(`a body over ${size}, without a token`, { raw: over, who: 'none', status: 401 }),
   ];
 }
 
@@ -433,8 +434,8 @@ const MARKET = 'gpu_type=h100&zone=us-west-1';
 const CASES: readonly Case[] = [
   // POST /v1/orders
   ...authCases('POST', '/v1/orders', 'readOnly'),
-  // The token is checked before the body is validated, so a stranger learns
-  // nothing of the schema; a body that is not JSON fails earlier, at parsing.
+  // The token is checked before the body is read, so a stranger learns
+  // nothing of the schema, and not even whether its body is JSON.
   {
     name: 'no token and a body that breaks the schema',
     method: 'POST',
@@ -449,7 +450,7 @@ const CASES: readonly Case[] = [
     url: '/v1/orders',
     who: 'none',
     raw: '{',
-    status: 400,
+    status: 401,
   },
   ...bodyShapeCases('POST', '/v1/orders'),
   ...bodyCases('POST', '/v1/orders', ORDER, ORDER_VARIANTS),
@@ -743,6 +744,20 @@ function expectDocumentedError(
   expect(ERROR_CODES[code].status, where).toBe(res.status);
   expect(code, where).toBe(c.code ?? DEFAULT_CODE[c.status]);
   expect(res.body, where).not.toMatch(LEAK);
+  // What a person reads cites no decision number (docs/api/errors.md).
+  expect(message, where).not.toMatch(/\bD\d{1,2}\b/);
+  // A problem of the request's fields names its rule; `field` is the first one's.
+  const errors = json.error?.['errors'];
+  if (errors !== undefined) {
+    expect(code, where).toBe('invalid_request');
+    const problems = errors as { field?: unknown; rule?: unknown; message?: unknown }[];
+    expect(problems.length, where).toBeGreaterThan(0);
+    for (const p of problems) {
+      expect(FIELD_RULES, where).toContain(p.rule);
+      expect(typeof p.message, where).toBe('string');
+    }
+    expect(json.error?.['field'], where).toBe(problems[0]?.field);
+  }
 }
 
 /** What a bad request could have changed. */

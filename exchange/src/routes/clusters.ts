@@ -16,12 +16,8 @@ import { ClusterListSchema, ClusterSchema, clusterView } from '../views/accounts
  */
 export const CLUSTER_BODY_LIMIT_BYTES = 512 * 1024;
 
-/** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens. */
-const Hostname = Type.String({
-  maxLength: 253,
-  pattern:
-    '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$',
-});
+/** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens (http/validation.ts). */
+const Hostname = Type.String({ maxLength: 253, format: 'hostname', examples: ['gpu-node-01'] });
 
 const CreateClusterBody = Type.Object(
   {

@@ -2,12 +2,19 @@
 // GET /v1/leases/{id}/kubeconfig (service spec Endpoints; D25-D28). The rules
 // live in leases/ and the book; this file turns outcomes into views.
 
-import { GpuxError, LEASE_STATUSES, parsePositiveDollars, parseTime } from '@gpux/shared';
+import {
+  FieldProblems,
+  GpuxError,
+  InvariantError,
+  LEASE_STATUSES,
+  parsePositiveDollars,
+  parseTime,
+} from '@gpux/shared';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 
 import { callerOf } from '../auth/authenticate.js';
-import { Defaulted, IdParams, PAGE_QUERY, StringEnum } from '../http/schema.js';
+import { Defaulted, IdParams, PAGE_QUERY, Price, StringEnum, Timestamp } from '../http/schema.js';
 import { resellLease, terminateLease } from '../leases/lease-commands.js';
 import { claimCompletion } from '../auth/idempotency.js';
 import type { ResellOutcome, TerminateOutcome } from '../market/book-state.js';
@@ -37,10 +44,17 @@ const ListLeasesQuery = Type.Object(
 const ResellBody = Type.Object(
   {
     // Dollars per GPU-hour, parsed exactly to cents below (D1).
-    limit_price: Type.Number(),
-    available_from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-    available_until: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-    transfer_immediately: Type.Optional(Type.Boolean()),
+    limit_price: Price('The lowest price the rest of the lease sells at.'),
+    // D27: the window [available_from, lease end], the order expiring at available_until.
+    available_from: Type.Optional(
+      Timestamp('When the buyer may take over the nodes (default: now).'),
+    ),
+    available_until: Type.Optional(Timestamp('When the offer expires (default: the lease’s end).')),
+    transfer_immediately: Type.Optional(
+      Type.Boolean({
+        description: 'End the seller’s access at the match, not at the transfer time.',
+      }),
+    ),
   },
   { title: 'ResellRequest', additionalProperties: false },
 );
@@ -152,21 +166,27 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
     },
     async (request) => {
       const b = request.body;
-      const price = parsePositiveDollars(b.limit_price, 'limit_price');
+      // Every problem of the fields at once; the schema has checked their form.
+      const problems = new FieldProblems();
+      const price = problems.take(() => parsePositiveDollars(b.limit_price, 'limit_price'));
+      const availableFrom =
+        b.available_from === undefined
+          ? undefined
+          : problems.take(() => parseTime(b.available_from ?? '', 'available_from'));
+      const availableUntil =
+        b.available_until === undefined
+          ? undefined
+          : problems.take(() => parseTime(b.available_until ?? '', 'available_until'));
+      problems.throwIfAny();
+      if (price === undefined) throw new InvariantError('limit_price failed to parse silently');
       const outcome = await resellLease(
         ctx,
         callerOf(request),
         request.params.id,
         {
           priceCents: price,
-          availableFrom:
-            b.available_from === undefined
-              ? undefined
-              : parseTime(b.available_from, 'available_from'),
-          availableUntil:
-            b.available_until === undefined
-              ? undefined
-              : parseTime(b.available_until, 'available_until'),
+          availableFrom,
+          availableUntil,
           transferImmediately: b.transfer_immediately ?? false,
         },
         claimCompletion(request, (o: ResellOutcome) =>
@@ -194,7 +214,8 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
         // D28: a kubeconfig file, not JSON.
         response: {
           200: {
-            description: 'The kubeconfig of the lease (D28).',
+            description:
+              'The kubeconfig of the lease: a namespaced token valid until the lease ends at the latest.',
             content: { 'application/yaml': { schema: Type.String() } },
           },
         },

@@ -2,19 +2,20 @@
 // and GET /v1/trades (D33): views of one book, for every account (rule 5).
 
 import {
+  FieldProblems,
   GPU_TYPES,
   GPUS_PER_NODE,
-  GpuxError,
   HOUR_MS,
   MAX_DURATION_HOURS,
   ZONES,
 } from '@gpux/shared';
 import type { GpuType } from '@gpux/shared';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 
 import { callerOf } from '../auth/authenticate.js';
-import { Defaulted, PAGE_QUERY, StringEnum } from '../http/schema.js';
+import { Defaulted, GpuCount, PAGE_QUERY, StringEnum } from '../http/schema.js';
 import { listTrades, volumeSince } from '../market/queries.js';
 import type { RouteContext } from '../services.js';
 import {
@@ -27,16 +28,18 @@ import {
 } from '../views/market.js';
 
 /** D22: `<gpu_count>x<gpu_type>`, e.g. 8xh100. */
-const INSTANCE_TYPE = new RegExp(`^([1-9][0-9]{0,5})x(${GPU_TYPES.join('|')})$`);
+const INSTANCE_TYPE = `^([1-9][0-9]{0,5})x(${GPU_TYPES.join('|')})$`;
+const INSTANCE_TYPE_RE = new RegExp(INSTANCE_TYPE);
 
 const OrderBookQuery = Type.Object(
   {
-    gpu_type: Type.Optional(StringEnum(GPU_TYPES)),
+    gpu_type: StringEnum(GPU_TYPES),
     instance_type: Type.Optional(
       Type.String({
-        minLength: 1,
-        maxLength: 40,
-        description: 'D22: `<gpu_count>x<gpu_type>` in place of gpu_type.',
+        pattern: INSTANCE_TYPE,
+        examples: ['8xh100'],
+        description:
+          'Compatibility: `<gpu_count>x<gpu_type>`, accepted in place of gpu_type (which is then taken from it) and echoed in the answer.',
       }),
     ),
     zone: StringEnum(ZONES),
@@ -48,7 +51,7 @@ const OrderBookQuery = Type.Object(
 const EstimateQuery = Type.Object(
   {
     gpu_type: StringEnum(GPU_TYPES),
-    gpu_count: Type.Integer({ minimum: GPUS_PER_NODE, maximum: 80_000, multipleOf: 8 }),
+    gpu_count: GpuCount(),
     zone: StringEnum(ZONES),
     duration_hours: Defaulted(
       Type.Integer({ minimum: 1, maximum: MAX_DURATION_HOURS, default: 24 }),
@@ -62,29 +65,43 @@ const TradesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** D22: gpu_type from `gpu_type` or from `instance_type`; both must agree. */
-function gpuTypeOf(q: {
-  gpu_type?: GpuType | undefined;
-  instance_type?: string | undefined;
-}): GpuType {
-  if (q.instance_type !== undefined) {
-    const m = INSTANCE_TYPE.exec(q.instance_type);
-    const t = m?.[2] as GpuType | undefined;
-    if (t === undefined || Number(m?.[1]) % GPUS_PER_NODE !== 0) {
-      throw new GpuxError(
-        'invalid_request',
-        `instance_type must look like 8xh100 (<gpu_count>x<gpu_type>), got "${q.instance_type}"`,
-      );
-    }
-    if (q.gpu_type !== undefined && q.gpu_type !== t) {
-      throw new GpuxError('invalid_request', 'gpu_type and instance_type name different GPU types');
-    }
-    return t;
+/**
+ * D22: `instance_type` may stand in place of `gpu_type`. The schema requires
+ * gpu_type (what a client generated from the document sends); a request
+ * naming only an instance type of the right form gets gpu_type from it
+ * before it is validated. A malformed one is left to the schema to report.
+ */
+function gpuTypeFromInstanceType(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  const q = request.query as Record<string, unknown>;
+  const it = q['instance_type'];
+  if (q['gpu_type'] === undefined && typeof it === 'string') {
+    const t = INSTANCE_TYPE_RE.exec(it)?.[2];
+    if (t !== undefined) q['gpu_type'] = t;
   }
-  if (q.gpu_type === undefined) {
-    throw new GpuxError('invalid_request', 'gpu_type (or instance_type) is required');
+  done();
+}
+
+/** D22: an instance type's count is whole nodes and its GPU type is gpu_type's. */
+function checkInstanceType(q: { gpu_type: GpuType; instance_type?: string | undefined }): void {
+  if (q.instance_type === undefined) return;
+  const [, count, type] = INSTANCE_TYPE_RE.exec(q.instance_type) ?? [];
+  const problems = new FieldProblems();
+  if (Number(count) % GPUS_PER_NODE !== 0) {
+    problems.add({
+      field: 'instance_type',
+      rule: 'multiple_of',
+      message: `instance_type must count whole nodes of ${GPUS_PER_NODE} GPUs, like 8xh100 or 16xh100`,
+      limit: GPUS_PER_NODE,
+    });
   }
-  return q.gpu_type;
+  if (type !== q.gpu_type) {
+    problems.add({
+      field: 'instance_type',
+      rule: 'conflict',
+      message: `instance_type names ${type ?? 'another GPU type'} but gpu_type is ${q.gpu_type}`,
+    });
+  }
+  problems.throwIfAny();
 }
 
 export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
@@ -96,6 +113,7 @@ export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
     '/v1/orderbook',
     {
       config: { access: 'customer', scope: 'read', rate: 'query' },
+      preValidation: gpuTypeFromInstanceType,
       schema: {
         summary: 'The order book of one GPU type and zone',
         tags: ['market'],
@@ -106,7 +124,8 @@ export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
     async (request) => {
       const { market, db } = ctx;
       const q = request.query;
-      const gpuType = gpuTypeOf(q);
+      checkInstanceType(q);
+      const gpuType = q.gpu_type;
       const now = market.clock.now();
       const snap = market.writer(gpuType, q.zone).view.book.snapshot(q.depth);
       const volume = await volumeSince(db, gpuType, q.zone, now - 24 * HOUR_MS);

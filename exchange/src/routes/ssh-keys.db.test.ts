@@ -138,6 +138,16 @@ describe('/v1/ssh_keys (D32)', () => {
         error: {
           code: 'invalid_request',
           message: 'public_key: an RSA key must have at least 2048 bits; this one has 1024',
+          // The field and the rule it breaks (docs/api/errors.md).
+          field: 'public_key',
+          errors: [
+            {
+              field: 'public_key',
+              rule: 'minimum',
+              message: 'public_key: an RSA key must have at least 2048 bits; this one has 1024',
+              limit: 2048,
+            },
+          ],
         },
       },
     });

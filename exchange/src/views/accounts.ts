@@ -8,8 +8,10 @@ import type { Static } from '@sinclair/typebox';
 
 import type { AccountView, CreatedAccount } from '../accounts/accounts.js';
 import type { ClusterView } from '../accounts/clusters.js';
+import { SSH_KEY_TYPES } from '../accounts/ssh-keys.js';
 import type { SshKeyView } from '../accounts/ssh-keys.js';
 import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { ENTRY_KINDS, TRANSACTION_KINDS } from '../ledger/ledger.js';
 import type { EntryView } from '../ledger/ledger.js';
 import type { PlatformTotals } from '../ledger/platform-account.js';
 
@@ -19,7 +21,7 @@ export const CreatedAccountSchema = Type.Object(
     organization: Type.String(),
     organization_id: Type.String(),
     scopes: Type.Array(StringEnum(TOKEN_SCOPES)),
-    token: Type.String({ description: 'D24: shown this once; only its hash is kept.' }),
+    token: Type.String({ description: 'Shown this once; only its hash is kept.' }),
   },
   { title: 'CreatedAccount', description: 'The new account and its first API token.' },
 );
@@ -32,7 +34,9 @@ export const AccountSchema = Type.Object(
     organization: Type.String(),
     organization_id: Type.String(),
     balance: Dollars('Σ of the ledger rows: negative when the account owes.'),
-    credit_limit: Nullable(Dollars('D3: null when none is set.')),
+    credit_limit: Nullable(
+      Dollars('How far below zero the balance may go; null when none is set.'),
+    ),
     created_at: Timestamp(),
   },
   { title: 'Account' },
@@ -44,8 +48,13 @@ export const TransactionsSchema = Type.Object(
     transactions: Type.Array(
       Type.Object({
         transaction_id: Type.String(),
-        transaction_kind: Type.String(),
-        kind: Type.String({ description: 'The ledger entry kind (D3).' }),
+        transaction_kind: StringEnum(TRANSACTION_KINDS, {
+          description:
+            'What the movement of money was: a fill’s charge, a termination’s refund, a failed lease’s refund, a resale’s refund.',
+        }),
+        kind: StringEnum(ENTRY_KINDS, {
+          description: 'This account’s side of it (docs/api/accounts.md).',
+        }),
         amount: Dollars('Negative when the account pays.'),
         order_id: Nullable(Type.String()),
         lease_id: Nullable(Type.String()),
@@ -63,10 +72,10 @@ export const PlatformAccountSchema = Type.Object(
   {
     account_id: Type.String(),
     balance: Dollars('Σ of its ledger rows: fees_earned − fees_refunded.'),
-    fees_earned: Dollars('D2: every platform fee received, buyers’ and sellers’.'),
-    fees_refunded: Dollars('D25, D26: fees given back on refunded or failed leases.'),
+    fees_earned: Dollars('Every platform fee received, buyers’ and sellers’.'),
+    fees_refunded: Dollars('Fees given back on refunded or failed leases.'),
   },
-  { title: 'PlatformAccount', description: 'The platform’s own account (D2).' },
+  { title: 'PlatformAccount', description: 'The platform’s own account, where both fees go.' },
 );
 export type PlatformAccountJson = Static<typeof PlatformAccountSchema>;
 
@@ -74,8 +83,11 @@ const NodeSchema = Type.Object(
   {
     node_id: Type.String(),
     hostname: Type.String(),
-    gpus: Type.Integer({ description: 'Every node is 8 GPUs (spec rule 4).' }),
-    status: StringEnum(['available', 'online', 'offline'] as const, { description: 'D29, D31.' }),
+    gpus: Type.Integer({ description: 'Every node is 8 GPUs.' }),
+    status: StringEnum(['available', 'online', 'offline'] as const, {
+      description:
+        'available until an agent attaches to the cluster; then online or offline by its heartbeats.',
+    }),
     last_heartbeat: Nullable(Timestamp()),
   },
   { title: 'Node' },
@@ -90,7 +102,7 @@ export const ClusterSchema = Type.Object(
     created_at: Timestamp(),
     nodes: Type.Array(NodeSchema),
   },
-  { title: 'Cluster', description: 'A provider cluster (D31).' },
+  { title: 'Cluster', description: 'A provider cluster.' },
 );
 export type ClusterJson = Static<typeof ClusterSchema>;
 
@@ -105,7 +117,7 @@ export const SshKeySchema = Type.Object(
   {
     ssh_key_id: Type.String(),
     name: Type.String(),
-    type: Type.String({ description: 'The OpenSSH key type, e.g. ssh-ed25519.' }),
+    type: StringEnum(SSH_KEY_TYPES, { description: 'The OpenSSH key type.' }),
     public_key: Type.String(),
     fingerprint: Type.String({ description: 'SHA256:…, as ssh-keygen -lf prints it.' }),
     created_at: Timestamp(),

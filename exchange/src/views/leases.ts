@@ -9,7 +9,7 @@ import type { Cents } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
-import { Dollars, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { Dollars, GpuCount, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
 import { potentialRecovery, rateCentsOf, saleRecovery } from '../leases/lease-money.js';
 import type { ResellOutcome, TerminateOutcome } from '../market/book-state.js';
 import type { LeaseAccessRow } from '../market/queries.js';
@@ -23,17 +23,20 @@ const LEASE_FIELDS = {
   customer_id: Type.String({ description: 'The owning account.' }),
   order_id: Type.String({ description: 'The buy order whose fill made the lease.' }),
   gpu_type: StringEnum(GPU_TYPES),
-  gpu_count: Type.Integer(),
+  gpu_count: GpuCount(),
   instance_type: Type.String({ description: '`<gpu_count>x<gpu_type>`.' }),
   zone: StringEnum(ZONES),
-  status: StringEnum(LEASE_STATUSES, { description: 'D25.' }),
-  rate: Dollars('D4: the matched price, dollars per GPU-hour.'),
+  status: StringEnum(LEASE_STATUSES, {
+    description:
+      'provisioning (matched, the provider at work), active, terminated, expired, or failed (not provisioned in time: refunded in full).',
+  }),
+  rate: Dollars('The matched price, dollars per GPU-hour.'),
   start_time: Timestamp(),
   end_time: Timestamp(),
   created_at: Timestamp(),
   ended_at: Type.Optional(Timestamp()),
   end_reason: Type.Optional(StringEnum(END_REASONS)),
-  refund_amount: Type.Optional(Dollars('D26: refunded for unused time.')),
+  refund_amount: Type.Optional(Dollars('Refunded for unused time.')),
 };
 
 /** A lease as lists show it (spec: without namespace, nodes and SSH endpoints). */
@@ -42,7 +45,7 @@ export type LeaseJson = Static<typeof LeaseSchema>;
 
 export const LeaseListSchema = Type.Object(
   {
-    leases: Type.Array(LeaseSchema, { description: 'Newest first (D21).' }),
+    leases: Type.Array(LeaseSchema, { description: 'Newest first.' }),
     ...PAGE_FIELDS,
   },
   { title: 'LeaseList' },
@@ -61,7 +64,7 @@ export const LeaseDetailSchema = Type.Object(
       }),
       {
         description:
-          "D29: each node's status by its agent's heartbeats; a lease stays active while its nodes are offline.",
+          "Each node's status by its agent's heartbeats; a lease stays active while its nodes are offline.",
       },
     ),
     ssh_endpoints: Type.Array(Type.String(), {
@@ -69,7 +72,7 @@ export const LeaseDetailSchema = Type.Object(
         "`<user>@<node_host>:<port>`, one per node, once the provider's agent has provisioned the lease; empty once it ended.",
     }),
     ssh_host_keys: Type.Array(Type.String(), {
-      description: "D32: the endpoints' host keys (OpenSSH public key lines), to pin them.",
+      description: "The endpoints' host keys (OpenSSH public key lines), to pin them.",
     }),
   },
   { title: 'LeaseDetail', description: 'A lease with where and how to reach it.' },
@@ -85,10 +88,10 @@ export const TerminationSchema = Type.Object(
     hours_used: Type.Number(),
     hours_remaining: Type.Number(),
     rate: Dollars(),
-    refund_amount: Dollars('D26: hours_remaining × rate × gpu_count.'),
+    refund_amount: Dollars('hours_remaining × rate × gpu_count.'),
     refunded_at: Timestamp(),
   },
-  { title: 'Termination', description: 'D26: the lease ended now; the unused time is refunded.' },
+  { title: 'Termination', description: 'The lease ended now; the unused time is refunded.' },
 );
 export type TerminationJson = Static<typeof TerminationSchema>;
 
@@ -107,7 +110,7 @@ const ResellPendingSchema = Type.Object(
     transfer_immediately: Type.Boolean(),
     created_at: Timestamp(),
   },
-  { title: 'ResellPending', description: 'D27 pending form: the resell order waits in the book.' },
+  { title: 'ResellPending', description: 'The resell order waits in the book.' },
 );
 
 const ResellFilledSchema = Type.Object(
@@ -122,12 +125,12 @@ const ResellFilledSchema = Type.Object(
     sale_amount: Dollars(),
     platform_fee: Dollars(),
     net_recovery: Dollars(),
-    original_refund: Dollars('D27: the original rate for the hours nobody uses.'),
+    original_refund: Dollars('The original rate for the hours nobody uses.'),
     total_recovery: Dollars('net_recovery + original_refund.'),
     transfer_time: Timestamp(),
     transfer_immediately: Type.Boolean(),
   },
-  { title: 'ResellFilled', description: 'D27 matched form: a buyer took the lease at once.' },
+  { title: 'ResellFilled', description: 'A buyer took the lease at once.' },
 );
 
 export const ResellSchema = Type.Union([ResellPendingSchema, ResellFilledSchema], {

@@ -8,7 +8,7 @@ import type { GpuType, Zone } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
-import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { Dollars, GpuCount, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
 import type { FillRow } from '../market/rows.js';
 import type { BookSnapshot, Estimate, Level } from '../matching/index.js';
 import { iso } from './format.js';
@@ -25,9 +25,7 @@ const LevelSchema = Type.Object(
 export const OrderBookSchema = Type.Object(
   {
     gpu_type: StringEnum(GPU_TYPES),
-    instance_type: Type.Optional(
-      Type.String({ description: 'D22: echoed when the query named one.' }),
-    ),
+    instance_type: Type.Optional(Type.String({ description: 'Echoed when the query named one.' })),
     zone: StringEnum(ZONES),
     timestamp: Timestamp(),
     market_depth: Type.Object({
@@ -50,7 +48,7 @@ export type OrderBookJson = Static<typeof OrderBookSchema>;
 const CostBreakdownSchema = Type.Object(
   {
     compute_cost: Dollars(),
-    platform_fee: Dollars('10% of compute cost (D2).'),
+    platform_fee: Dollars('10% of compute cost.'),
     total_cost: Dollars('compute_cost + platform_fee.'),
   },
   { title: 'CostBreakdown' },
@@ -59,7 +57,7 @@ const CostBreakdownSchema = Type.Object(
 export const EstimateSchema = Type.Object(
   {
     gpu_type: StringEnum(GPU_TYPES),
-    gpu_count: Type.Integer(),
+    gpu_count: GpuCount(),
     zone: StringEnum(ZONES),
     duration_hours: Type.Integer(),
     estimated_price: Nullable(Dollars('Weighted average price per GPU-hour.')),
@@ -68,7 +66,7 @@ export const EstimateSchema = Type.Object(
     total_available: Type.Integer({ description: 'GPUs the caller could buy on the ask side.' }),
     sufficient_liquidity: Type.Boolean(),
     cost_breakdown: CostBreakdownSchema,
-    total_cost: Dollars('D22: the same as cost_breakdown.total_cost (fee included).'),
+    total_cost: Dollars('The same as cost_breakdown.total_cost (fee included).'),
     fills: Type.Array(Type.Object({ price: Dollars(), gpus: Type.Integer() })),
     missing_gpus: Type.Optional(Type.Integer({ description: 'When liquidity is insufficient.' })),
     timestamp: Timestamp(),
@@ -83,7 +81,7 @@ export const TradesSchema = Type.Object(
     zone: StringEnum(ZONES),
     trades: Type.Array(
       Type.Object({ price: Dollars(), gpus: Type.Integer(), timestamp: Timestamp() }),
-      { description: 'D33: anonymous fills, newest first.' },
+      { description: 'Anonymous fills, newest first.' },
     ),
     ...PAGE_FIELDS,
   },

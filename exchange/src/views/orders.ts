@@ -20,7 +20,7 @@ import {
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
-import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { Dollars, GpuCount, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
 import type { Cancellation } from '../orders/order-commands.js';
 import type { FillRow, OrderRow } from '../market/rows.js';
 import { iso } from './format.js';
@@ -29,8 +29,8 @@ export const MatchSchema = Type.Object(
   {
     matched_at: Timestamp(),
     gpus: Type.Integer(),
-    price: Dollars('Dollars per GPU-hour: the seller’s ask (D7).'),
-    lease_id: Type.String({ description: 'The lease this fill created (D11).' }),
+    price: Dollars('Dollars per GPU-hour: the seller’s ask.'),
+    lease_id: Type.String({ description: 'The lease this fill created.' }),
   },
   { title: 'Match', description: 'One fill of the order.' },
 );
@@ -41,40 +41,46 @@ export const OrderSchema = Type.Object(
     order_id: Type.String(),
     side: StringEnum(SIDES),
     gpu_type: StringEnum(GPU_TYPES),
-    gpu_count: Type.Integer(),
+    gpu_count: GpuCount(),
     zone: StringEnum(ZONES),
     duration_hours: Type.Integer(),
     order_type: StringEnum(ORDER_TYPES),
     limit_price: Type.Optional(Dollars('Limit orders: dollars per GPU-hour.')),
     status: StringEnum(ORDER_STATUSES),
     filled_gpus: Type.Integer(),
-    allow_partial: Type.Boolean({ description: 'D9: may fill in part.' }),
+    allow_partial: Type.Boolean({ description: 'May fill in part.' }),
     start_time: Timestamp(),
-    flexible_window_hours: Type.Optional(Type.Integer({ description: 'D14.' })),
+    flexible_window_hours: Type.Optional(
+      Type.Integer({ description: 'May fill any time in [start_time, start_time + this].' }),
+    ),
     reference_price: Type.Optional(
-      Dollars('D14: the estimate at creation a flexible order waits to beat.'),
+      Dollars('The estimate at creation a flexible order waits to beat.'),
     ),
     cluster_id: Type.Optional(Type.String({ description: 'Sell orders: the offering cluster.' })),
-    resale_lease_id: Type.Optional(Type.String({ description: 'D27: the lease being resold.' })),
+    resale_lease_id: Type.Optional(Type.String({ description: 'The lease being resold.' })),
     avg_price: Type.Optional(Dollars('GPU-weighted average price of the fills.')),
     matched_price: Type.Optional(Dollars('Market orders: the fill price (or the average).')),
-    total_cost: Type.Optional(Dollars('Compute cost of the fills, no fee (D2).')),
-    lease_id: Type.Optional(Type.String({ description: 'The first fill’s lease (D11).' })),
+    total_cost: Type.Optional(Dollars('Compute cost of the fills, no fee.')),
+    lease_id: Type.Optional(Type.String({ description: 'The first fill’s lease.' })),
     filled_at: Type.Optional(Timestamp()),
     matches: Type.Optional(Type.Array(MatchSchema)),
     created_at: Timestamp(),
-    expires_at: Type.Optional(Timestamp('Orders still waiting: when they expire (D12).')),
+    expires_at: Type.Optional(Timestamp('Orders still waiting: when they expire.')),
     cancelled_gpus: Type.Optional(Type.Integer()),
-    cancel_reason: Type.Optional(Nullable(StringEnum(CANCEL_REASONS, { description: 'D12.' }))),
+    cancel_reason: Type.Optional(
+      Nullable(
+        StringEnum(CANCEL_REASONS, { description: 'Why the order left the book unfilled.' }),
+      ),
+    ),
     cancelled_at: Type.Optional(Timestamp()),
   },
-  { title: 'Order', description: 'An order (service spec "Order").' },
+  { title: 'Order', description: 'An order, with its fills.' },
 );
 export type OrderJson = Static<typeof OrderSchema>;
 
 export const OrderListSchema = Type.Object(
   {
-    orders: Type.Array(OrderSchema, { description: 'Newest first (D21).' }),
+    orders: Type.Array(OrderSchema, { description: 'Newest first.' }),
     ...PAGE_FIELDS,
   },
   { title: 'OrderList' },
@@ -89,7 +95,7 @@ export const CancellationSchema = Type.Object(
     cancel_reason: Type.Optional(
       Nullable(
         StringEnum(CANCEL_REASONS, {
-          description: 'Set when the order had been cancelled before this request (D12).',
+          description: 'Set when the order had been cancelled before this request.',
         }),
       ),
     ),
