@@ -64,7 +64,11 @@ function postgresOf(databaseUrl: string): string {
 }
 
 /** What the process is connected to, one line each: the database, the event bus, the agents' service. */
-export function connectionLines(config: Config, ex: Exchange, owned: Owned): string[] {
+export function connectionLines(
+  config: Config,
+  ex: Pick<Exchange, 'grpcPort'>,
+  owned: Pick<Owned, 'applied' | 'publisher'>,
+): string[] {
   const database =
     config.databaseUrl === undefined
       ? `database: embedded PGlite in ${join(config.dataDir, 'pgdata')}`
