@@ -8,7 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
-import { ConfigError, checkInputs, parseNatsCredentials, withDefaults } from '@gpux/shared';
+import {
+  ConfigError,
+  checkInputs,
+  inTableOrder,
+  parseNatsCredentials,
+  withDefaults,
+} from '@gpux/shared';
 import type { LogLevel, NatsCredentials, SettingInputs, SettingValues } from '@gpux/shared';
 
 import {
@@ -239,7 +245,7 @@ export function compileSettings(
   const sshAdvertiseHost =
     v.sshAdvertiseHost ?? (isWildcard(sshListen.host) ? io.hostname() : sshListen.host);
 
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(inTableOrder(AGENT_SETTINGS, problems));
   const heartbeatIntervalMs = v.heartbeatSeconds * 1000;
   return {
     exchangeTarget: exchange?.target ?? '',

@@ -2,7 +2,7 @@
 // main.ts, by the table of exchange/src/settings.ts, validated with every
 // problem reported at once, then passed down as plain data (decision D34).
 
-import { ConfigError, readSettings, withDefaults } from '@gpux/shared';
+import { ConfigError, inTableOrder, readSettings, withDefaults } from '@gpux/shared';
 import type { Env, LogLevel, SettingValues } from '@gpux/shared';
 
 import type { RateLimits } from './auth/rate-limit.js';
@@ -143,6 +143,6 @@ export function loadConfig(env: Env = process.env, args: readonly string[] = [])
   const failed = new Set<string>();
   const inputs = readSettings(EXCHANGE_SETTINGS, env, args, problems, failed);
   const config = configOf(withDefaults(EXCHANGE_SETTINGS, inputs), problems, failed);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(inTableOrder(EXCHANGE_SETTINGS, problems));
   return config;
 }

@@ -88,6 +88,7 @@ export {
   SettingProblem,
   checkInputs,
   flagOf,
+  inTableOrder,
   integer,
   logLevel,
   markdownTable,

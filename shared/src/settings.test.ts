@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
   checkInputs,
+  inTableOrder,
   integer,
   markdownTable,
   matching,
@@ -107,5 +108,25 @@ describe('settings tables', () => {
     expect(
       replaceTableUnder('## Settings\n\nno table\n\n## Next\n\n| a |\n', '## Settings', other),
     ).toBeUndefined();
+  });
+});
+
+describe('inTableOrder', () => {
+  it("groups problems by setting in the table's order, the command line's first", () => {
+    expect(
+      inTableOrder(TABLE, [
+        'GPUX_ON must be 1',
+        'PORT is required',
+        'GPUX_DIR and PORT go together',
+        'unknown argument "--x"',
+        'PORT: cannot read',
+      ]),
+    ).toEqual([
+      'unknown argument "--x"',
+      'PORT is required',
+      'PORT: cannot read',
+      'GPUX_ON must be 1',
+      'GPUX_DIR and PORT go together',
+    ]);
   });
 });

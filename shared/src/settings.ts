@@ -214,6 +214,21 @@ export function checkInputs<const S extends readonly AnySetting[]>(
   return out as SettingInputs<S>;
 }
 
+/**
+ * `problems` grouped by setting in the table's order (a problem belongs to
+ * the setting whose variable it begins with; the command line's and the
+ * others first), each setting's in the order found: what --help lists is
+ * the order a person reads them in.
+ */
+export function inTableOrder(table: readonly AnySetting[], problems: readonly string[]): string[] {
+  const index = new Map(table.map((s, i) => [s.name, i]));
+  const rank = (p: string): number => index.get(/^[A-Z][A-Z0-9_]*/.exec(p)?.[0] ?? '') ?? -1;
+  return problems
+    .map((p, i) => ({ p, i, r: rank(p) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map((x) => x.p);
+}
+
 /** The settings set, and the defaults of the others. */
 export function withDefaults<const S extends readonly AnySetting[]>(
   table: S,
