@@ -285,9 +285,9 @@ export const EXCHANGE_SETTINGS = [
 /** `gpux exchange --help`. */
 export function exchangeHelp(): string {
   return [
-    'gpux exchange: the exchange alone (REST API, matching engine, the agents',
-    'gRPC service); the database and the event bus are embedded unless',
-    'DATABASE_URL and NATS_URL name them.',
+    'gpux exchange: the exchange alone (REST API, matching engine, the',
+    "agents' gRPC service); the database and the event bus are embedded",
+    'unless DATABASE_URL and NATS_URL name them.',
     '',
     'Usage: gpux exchange [--help] [--<flag> <value> | --<flag>=<value> …]',
     '',
