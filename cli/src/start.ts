@@ -192,7 +192,7 @@ export async function runStart(
   );
   banner('');
   banner('Try it (each line is a command to paste):');
-  banner(`  # 1. register your SSH public key (D32)`);
+  banner(`  # 1. register your SSH public key (the leased nodes admit the keys of the account)`);
   banner(
     `  curl ${auth} ${json} -d "{\\"name\\":\\"laptop\\",\\"public_key\\":\\"$(cat ~/.ssh/id_ed25519.pub)\\"}" ${url}/v1/ssh_keys`,
   );
@@ -204,7 +204,7 @@ export async function runStart(
   banner(`  curl ${auth} ${url}/v1/leases/LEASE_ID`);
   banner(`  # 4. log in (the endpoint is <user>@<host>:<port>)`);
   banner(`  ssh -p ${sshPort} LEASE_USER-1@${sshHost}`);
-  banner(`  # 5. terminate: the session ends, the refund is credited (D26)`);
+  banner(`  # 5. terminate: the session ends, the refund is credited`);
   banner(`  curl -X DELETE ${auth} ${url}/v1/leases/LEASE_ID`);
 }
 
