@@ -127,7 +127,7 @@ describe('agent process', () => {
       'gpux agent: GPUX_CLUSTER_ID is required (cls_…)',
       "gpux agent: NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
       'gpux agent: PROVISIONER must be simulated or kubernetes, got "docker"',
-      'gpux agent: GPUX_LIST_HOURS must be a whole number from 2 to 720, got 0',
+      'gpux agent: GPUX_LIST_HOURS must be a whole number from 2 to 720, got "0"',
     ]);
   });
 

@@ -120,10 +120,11 @@ describe('deploy/exchange/exchange.env.example', () => {
     try {
       const env: Record<string, string> = {};
       for (const k of keys) {
-        // Files named by the example exist on the host; here, a stand-in.
+        // Files named by the example exist on the host; here, a stand-in
+        // (NATS_CREDS is read at start: an nkey seed's form).
         if (k.value.startsWith('/etc/')) {
           const file = join(dir, k.name);
-          writeFileSync(file, '');
+          writeFileSync(file, k.name === 'NATS_CREDS' ? `SU${'A'.repeat(56)}\n` : '');
           env[k.name] = file;
         } else env[k.name] = k.value;
       }

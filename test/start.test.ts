@@ -66,7 +66,12 @@ describe('exchange process', () => {
   });
 
   it('D34: runs on the embedded database and applies the migrations first', () => {
-    expect(output).toMatch(/database: PGlite in .*pgdata, migrations applied: 1/);
+    expect(output).toMatch(/database: embedded PGlite in .*pgdata, migrations applied: 1/);
+  });
+
+  it('says in its banner what it is connected to: the in-process bus, gRPC without TLS', () => {
+    expect(output).toMatch(/^events: the in-process bus/m);
+    expect(output).toMatch(/^agents' gRPC service on port [1-9]\d* of 127\.0\.0\.1, plain text/m);
   });
 
   it('D34: prints demo tokens that work over HTTP', async () => {

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-
 import { describe, expect, it } from 'vitest';
 
 import { runCli } from './cli.js';
@@ -17,14 +15,6 @@ describe('agent cli', () => {
   it('without --help the agent starts', () => {
     expect(runCli([])).toBeUndefined();
     expect(runCli(['--state-dir', '/tmp/x'])).toBeUndefined();
-  });
-
-  it("the README's agent table lists every setting, and nothing else", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## The agent'));
-    const table = section.slice(0, section.indexOf('\n## ', 1));
-    const names = [...table.matchAll(/^\| `([A-Z_]+)`/gm)].map((m) => m[1]);
-    expect(names).toEqual(AGENT_SETTINGS.map((s) => s.name));
   });
 
   it('flags are the variables without GPUX_, in lower case', () => {

@@ -115,17 +115,19 @@ describe('agent settings', () => {
       GPUX_SIMULATED_PROVISION_DELAY_MS: '-5',
       NATS_URL: 'http://x',
     });
+    // In the table's order (settings.ts, what --help lists); a secret (the
+    // token, a URL that may hold a password) is never repeated.
     expect(problems).toEqual([
-      'GPUX_HEARTBEAT_SECONDS must be a whole number, got "soon"',
-      'GPUX_SIMULATED_PROVISION_DELAY_MS must be a whole number, got "-5"',
       'EXCHANGE_GRPC_URL is required (host:port of the exchange)',
       'GPUX_TOKEN must be 16 to 512 printable characters, no spaces',
       'GPUX_CLUSTER_ID must be a cluster id (cls_…), got "cluster-1"',
-      'NATS_URL must be nats://[user:password@]host[:port] or tls://…, got "http://x"',
+      'NATS_URL must be nats://[user:password@]host[:port] or tls://…',
       'PROVISIONER must be simulated or kubernetes, got "docker"',
       'GPUX_SSH_LISTEN must be host:port, got "nowhere"',
       'GPUX_ASK_PRICE must have at most 2 decimals, got "2.505"',
-      'GPUX_LIST_HOURS must be a whole number from 2 to 720, got 1',
+      'GPUX_LIST_HOURS must be a whole number from 2 to 720, got "1"',
+      'GPUX_HEARTBEAT_SECONDS must be a whole number from 1 to 300, got "soon"',
+      'GPUX_SIMULATED_PROVISION_DELAY_MS must be a whole number from 0 to 600000, got "-5"',
     ]);
     for (const p of problems) expect(p).not.toContain('\n');
   });
@@ -203,8 +205,8 @@ describe('agent settings', () => {
     ]);
     expect(problemsOf({ ...GOOD, GPUX_GRPC_CA_FILE: '/missing.pem', NATS_CREDS: '/nope' })).toEqual(
       [
-        'GPUX_GRPC_CA_FILE: cannot read /missing.pem (ENOENT)',
         'NATS_CREDS: cannot read /nope (ENOENT)',
+        'GPUX_GRPC_CA_FILE: cannot read /missing.pem (ENOENT)',
       ],
     );
   });

@@ -1,59 +1,45 @@
-// Options → defaults → compiled config (as Temporal's worker options do),
-// every problem reported at once, one line each. main.ts gets the
-// options from the environment and the command line (env-settings.ts);
-// `gpux start` builds AgentOptions itself and compiles them with
-// `inProcessBus: true`.
+// Options → defaults → compiled config (Temporal's worker options), every
+// problem reported at once, one line each. Each setting, its parser and its
+// default are in settings.ts; main.ts gets the options from the environment
+// and the command line (env-settings.ts); `gpux start` builds AgentOptions
+// itself and compiles them with `inProcessBus: true`. What is checked here
+// is what involves more than one setting, or a file.
 
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
-import { MAX_DURATION_HOURS, isId, parseNatsCredentials, parsePositiveDollars } from '@gpux/shared';
-import type { NatsCredentials } from '@gpux/shared';
+import {
+  ConfigError,
+  checkInputs,
+  inTableOrder,
+  parseNatsCredentials,
+  withDefaults,
+} from '@gpux/shared';
+import type { LogLevel, NatsCredentials, SettingInputs, SettingValues } from '@gpux/shared';
 
-export const PROVISIONER_KINDS = ['simulated', 'kubernetes'] as const;
-export type ProvisionerKind = (typeof PROVISIONER_KINDS)[number];
+import {
+  AGENT_SETTINGS,
+  PROVISIONER_KINDS,
+  askCentsOf,
+  parseExchangeUrl,
+  parseHostPort,
+} from './settings.js';
+import type { HostPort, ProvisionerKind } from './settings.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+// Where they were before the settings table; shared with the exchange.
+export { ConfigError, LOG_LEVELS } from '@gpux/shared';
+export type { LogLevel } from '@gpux/shared';
+export { PROVISIONER_KINDS, parseHostPort };
+export type { HostPort, ProvisionerKind };
 
-/** What a caller may set; strings where the value is text in the environment too. */
-export interface AgentOptions {
-  readonly exchangeGrpcUrl?: string | undefined;
-  readonly token?: string | undefined;
-  readonly clusterId?: string | undefined;
-  readonly natsUrl?: string | undefined;
-  readonly natsCredsFile?: string | undefined;
-  readonly provisioner?: string | undefined;
-  /** host:port */
-  readonly sshListen?: string | undefined;
-  readonly sshAdvertiseHost?: string | undefined;
-  /** Dollars per GPU-hour, as text ("2.50") so no float is ever involved (D1). */
-  readonly askPrice?: string | undefined;
-  readonly listHours?: number | undefined;
-  readonly heartbeatSeconds?: number | undefined;
-  readonly stateDir?: string | undefined;
-  readonly simulatedAllowRemote?: boolean | undefined;
-  readonly simulatedProvisionDelayMs?: number | undefined;
-  readonly grpcCaFile?: string | undefined;
-  readonly grpcCertFile?: string | undefined;
-  readonly grpcKeyFile?: string | undefined;
-  readonly logLevel?: string | undefined;
-  readonly kubeconfig?: string | undefined;
-  readonly kubePublicServer?: string | undefined;
-  readonly workspaceImage?: string | undefined;
-  readonly workspaceCommand?: string | undefined;
-  /** host:port */
-  readonly webhookListen?: string | undefined;
-  readonly webhookCertFile?: string | undefined;
-  readonly webhookKeyFile?: string | undefined;
+/**
+ * What a caller may set: the settings (settings.ts), as their parsers give
+ * them back (text where the value is text in the environment too).
+ */
+export type AgentOptions = SettingInputs<typeof AGENT_SETTINGS> & {
   /** Not a setting: how often the agent compares its workspaces with the exchange (D30). */
   readonly reconcileIntervalMs?: number | undefined;
-}
-
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
+};
 
 export interface ExchangeTls {
   readonly caPem: Buffer | undefined;
@@ -105,28 +91,11 @@ export interface AgentConfig {
   readonly grpcDeadlineMs: number;
 }
 
+/** What the agent is configured with that is not a setting. */
 export const DEFAULTS = {
-  provisioner: 'kubernetes',
-  sshListen: '127.0.0.1:2222',
-  listHours: 168,
-  heartbeatSeconds: 5,
-  stateDir: '.gpux/agent',
-  simulatedAllowRemote: false,
-  simulatedProvisionDelayMs: 0,
-  logLevel: 'info',
   sellRenewBeforeMs: 15 * 60_000,
   grpcDeadlineMs: 10_000,
-  workspaceImage: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
-  workspaceCommand: 'sleep infinity',
-  webhookListen: '0.0.0.0:8443',
 } as const;
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(readonly problems: readonly string[]) {
-    super(problems.join('\n'));
-  }
-}
 
 export interface ConfigIo {
   readFile(path: string): Buffer;
@@ -144,15 +113,6 @@ export interface CompileContext {
   readonly io?: ConfigIo;
 }
 
-/** `host:port`, `[v6]:port`; undefined when it is not one. */
-export function parseHostPort(text: string): HostPort | undefined {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/]+)):(\d{1,5})$/.exec(text);
-  if (m === null) return undefined;
-  const port = Number(m[3]);
-  if (port > 65_535) return undefined;
-  return { host: m[1] ?? m[2] ?? '', port };
-}
-
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
@@ -161,27 +121,35 @@ function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::';
 }
 
-function between(
-  problems: string[],
-  name: string,
-  v: number | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (v === undefined) return fallback;
-  if (Number.isInteger(v) && v >= min && v <= max) return v;
-  problems.push(`${name} must be a whole number from ${min} to ${max}, got ${v}`);
-  return fallback;
-}
-
-/** Options + defaults → config; throws ConfigError with every problem. */
+/**
+ * Options given in code → config: each option is checked by its setting's
+ * parser first (as the environment's text is); throws ConfigError with
+ * every problem.
+ */
 export function compileAgentConfig(
   options: AgentOptions,
   context: CompileContext = {},
   earlier: readonly string[] = [],
 ): AgentConfig {
   const problems = [...earlier];
+  const failed = new Set<string>();
+  const inputs = checkInputs(AGENT_SETTINGS, options, problems, failed);
+  return compileSettings(inputs, options.reconcileIntervalMs, context, problems, failed);
+}
+
+/**
+ * Settings already parsed (env-settings.ts, compileAgentConfig) → config.
+ * `failed`: the settings whose text was refused, so that no rule is checked
+ * against their defaults in their place.
+ */
+export function compileSettings(
+  inputs: SettingInputs<typeof AGENT_SETTINGS>,
+  reconcileIntervalMs: number | undefined,
+  context: CompileContext,
+  problems: string[],
+  failed: ReadonlySet<string>,
+): AgentConfig {
+  const v: SettingValues<typeof AGENT_SETTINGS> = withDefaults(AGENT_SETTINGS, inputs);
   const io = context.io ?? REAL_IO;
   const read = (name: string, path: string | undefined): Buffer | undefined => {
     if (path === undefined) return undefined;
@@ -195,207 +163,110 @@ export function compileAgentConfig(
   };
 
   // The exchange: host:port is plain text, https:// is TLS, a CA file implies TLS.
-  let exchangeTarget = '';
-  let tlsWanted = options.grpcCaFile !== undefined;
-  const url = options.exchangeGrpcUrl;
-  if (url === undefined) problems.push('EXCHANGE_GRPC_URL is required (host:port of the exchange)');
-  else {
-    const m = /^(?:(https?):\/\/)?([^/]+?)\/?$/.exec(url);
-    const hp = m?.[2] === undefined ? undefined : parseHostPort(m[2]);
-    if (m === null || hp === undefined) {
-      problems.push(`EXCHANGE_GRPC_URL must be host:port or https://host:port, got "${url}"`);
-    } else {
-      exchangeTarget = hp.host.includes(':') ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`;
-      if (m[1] === 'https') tlsWanted = true;
-      if (m[1] === 'http' && options.grpcCaFile !== undefined) {
-        problems.push('EXCHANGE_GRPC_URL is http:// but GPUX_GRPC_CA_FILE asks for TLS');
-      }
-    }
+  let tlsWanted = v.grpcCaFile !== undefined;
+  const exchange =
+    v.exchangeGrpcUrl === undefined ? undefined : parseExchangeUrl(v.exchangeGrpcUrl);
+  if (v.exchangeGrpcUrl === undefined && !failed.has('exchangeGrpcUrl')) {
+    problems.push('EXCHANGE_GRPC_URL is required (host:port of the exchange)');
   }
-  if ((options.grpcCertFile === undefined) !== (options.grpcKeyFile === undefined)) {
+  if (exchange?.scheme === 'https') tlsWanted = true;
+  if (exchange?.scheme === 'http' && v.grpcCaFile !== undefined) {
+    problems.push('EXCHANGE_GRPC_URL is http:// but GPUX_GRPC_CA_FILE asks for TLS');
+  }
+  if ((v.grpcCertFile === undefined) !== (v.grpcKeyFile === undefined)) {
     problems.push('GPUX_GRPC_CERT_FILE and GPUX_GRPC_KEY_FILE go together: set both or neither');
-  } else if (options.grpcCertFile !== undefined && !tlsWanted) {
+  } else if (v.grpcCertFile !== undefined && !tlsWanted && !failed.has('exchangeGrpcUrl')) {
     problems.push(
       'GPUX_GRPC_CERT_FILE needs TLS: use an https:// EXCHANGE_GRPC_URL or set GPUX_GRPC_CA_FILE',
     );
   }
-  const caPem = read('GPUX_GRPC_CA_FILE', options.grpcCaFile);
-  const certPem = read('GPUX_GRPC_CERT_FILE', options.grpcCertFile);
-  const keyPem = read('GPUX_GRPC_KEY_FILE', options.grpcKeyFile);
+  const caPem = read('GPUX_GRPC_CA_FILE', v.grpcCaFile);
+  const certPem = read('GPUX_GRPC_CERT_FILE', v.grpcCertFile);
+  const keyPem = read('GPUX_GRPC_KEY_FILE', v.grpcKeyFile);
 
-  const token = options.token ?? '';
-  if (options.token === undefined) problems.push("GPUX_TOKEN is required (the provider's token)");
-  else if (!/^[\x21-\x7e]{16,512}$/.test(token)) {
-    problems.push('GPUX_TOKEN must be 16 to 512 printable characters, no spaces');
+  if (v.token === undefined && !failed.has('token')) {
+    problems.push("GPUX_TOKEN is required (the provider's token)");
   }
-
-  const clusterId = options.clusterId ?? '';
-  if (options.clusterId === undefined) problems.push('GPUX_CLUSTER_ID is required (cls_…)');
-  else if (!isId('cls_', options.clusterId)) {
-    problems.push(`GPUX_CLUSTER_ID must be a cluster id (cls_…), got "${clusterId}"`);
+  if (v.clusterId === undefined && !failed.has('clusterId')) {
+    problems.push('GPUX_CLUSTER_ID is required (cls_…)');
   }
-
-  const natsUrl = options.natsUrl;
-  if (natsUrl === undefined) {
-    if (context.inProcessBus !== true) {
-      problems.push(
-        "NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
-      );
-    }
-  } else if (!/^(nats|tls):\/\/([^@/\s]+@)?[^/\s:@]+(:\d{1,5})?\/?$/.test(natsUrl)) {
+  if (v.natsUrl === undefined && !failed.has('natsUrl') && context.inProcessBus !== true) {
     problems.push(
-      `NATS_URL must be nats://[user:password@]host[:port] or tls://…, got "${natsUrl}"`,
+      "NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
     );
   }
   let natsCreds: NatsCredentials | undefined;
-  const credsText = read('NATS_CREDS', options.natsCredsFile);
+  const credsText = read('NATS_CREDS', v.natsCredsFile);
   if (credsText !== undefined) {
     try {
       natsCreds = parseNatsCredentials(credsText.toString('utf8'));
     } catch (err) {
-      problems.push(`NATS_CREDS ${options.natsCredsFile ?? ''}: ${(err as Error).message}`);
+      problems.push(`NATS_CREDS ${v.natsCredsFile ?? ''}: ${(err as Error).message}`);
     }
   }
 
-  let provisioner: ProvisionerKind = DEFAULTS.provisioner;
-  if (options.provisioner !== undefined) {
-    const found = PROVISIONER_KINDS.find((k) => k === options.provisioner);
-    if (found === undefined) {
-      problems.push(`PROVISIONER must be simulated or kubernetes, got "${options.provisioner}"`);
-    } else provisioner = found;
-  }
-  const provisionerKnown = options.provisioner === undefined || provisioner === options.provisioner;
-
   let kubernetes: KubernetesConfig | undefined;
-  if (provisioner === 'kubernetes' && provisionerKnown) {
-    const publicServer = options.kubePublicServer ?? '';
-    if (options.kubePublicServer === undefined) {
+  if (v.provisioner === 'kubernetes' && !failed.has('provisioner')) {
+    if (v.kubePublicServer === undefined && !failed.has('kubePublicServer')) {
       problems.push(
         "GPUX_KUBE_PUBLIC_SERVER is required with PROVISIONER=kubernetes (https://host:port of the cluster's API server as customers reach it)",
       );
-    } else if (!/^https:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/.test(publicServer)) {
-      problems.push(`GPUX_KUBE_PUBLIC_SERVER must be an https:// URL, got "${publicServer}"`);
     }
-    let webhookListen = parseHostPort(DEFAULTS.webhookListen) as HostPort;
-    if (options.webhookListen !== undefined) {
-      const hp = parseHostPort(options.webhookListen);
-      if (hp === undefined) {
-        problems.push(`GPUX_WEBHOOK_LISTEN must be host:port, got "${options.webhookListen}"`);
-      } else webhookListen = hp;
-    }
-    if (options.webhookCertFile === undefined || options.webhookKeyFile === undefined) {
+    if (v.webhookCertFile === undefined || v.webhookKeyFile === undefined) {
       problems.push(
         'GPUX_WEBHOOK_CERT_FILE and GPUX_WEBHOOK_KEY_FILE are required with PROVISIONER=kubernetes (the admission webhook is served over HTTPS)',
       );
     }
-    const webhookCertPem = read('GPUX_WEBHOOK_CERT_FILE', options.webhookCertFile);
-    const webhookKeyPem = read('GPUX_WEBHOOK_KEY_FILE', options.webhookKeyFile);
-    const workspaceImage = options.workspaceImage ?? DEFAULTS.workspaceImage;
-    if (!/^[^\s]+$/.test(workspaceImage)) {
-      problems.push(`GPUX_WORKSPACE_IMAGE must be an image reference, got "${workspaceImage}"`);
-    }
+    const webhookCertPem = read('GPUX_WEBHOOK_CERT_FILE', v.webhookCertFile);
+    const webhookKeyPem = read('GPUX_WEBHOOK_KEY_FILE', v.webhookKeyFile);
     kubernetes = {
-      kubeconfigPath: options.kubeconfig,
-      publicServer: publicServer.replace(/\/$/, ''),
-      workspaceImage,
-      workspaceCommand: options.workspaceCommand ?? DEFAULTS.workspaceCommand,
-      webhookListen,
+      kubeconfigPath: v.kubeconfig,
+      publicServer: (v.kubePublicServer ?? '').replace(/\/$/, ''),
+      workspaceImage: v.workspaceImage,
+      workspaceCommand: v.workspaceCommand,
+      webhookListen: parseHostPort(v.webhookListen) as HostPort,
       webhookCertPem: webhookCertPem ?? Buffer.alloc(0),
       webhookKeyPem: webhookKeyPem ?? Buffer.alloc(0),
     };
   }
 
-  let sshListen = parseHostPort(DEFAULTS.sshListen) as HostPort;
-  if (options.sshListen !== undefined) {
-    const hp = parseHostPort(options.sshListen);
-    if (hp === undefined) {
-      problems.push(`GPUX_SSH_LISTEN must be host:port, got "${options.sshListen}"`);
-    } else sshListen = hp;
-  }
-  const simulatedAllowRemote = options.simulatedAllowRemote ?? DEFAULTS.simulatedAllowRemote;
-  if (provisioner === 'simulated' && !isLoopback(sshListen.host) && !simulatedAllowRemote) {
+  // The table's parser checked it (or it is the default).
+  const sshListen = parseHostPort(v.sshListen) as HostPort;
+  if (
+    v.provisioner === 'simulated' &&
+    !isLoopback(sshListen.host) &&
+    !v.simulatedAllowRemote &&
+    !failed.has('simulatedAllowRemote')
+  ) {
     problems.push(
       `GPUX_SSH_LISTEN is ${sshListen.host}, not loopback: the simulated provisioner's shells run as the agent's user, who can read its token; set GPUX_SIMULATED_ALLOW_REMOTE=1 to allow it`,
     );
   }
   const sshAdvertiseHost =
-    options.sshAdvertiseHost ?? (isWildcard(sshListen.host) ? io.hostname() : sshListen.host);
-  if (!/^[^\s@/]+$/.test(sshAdvertiseHost)) {
-    problems.push(`GPUX_SSH_ADVERTISE_HOST must be a host name, got "${sshAdvertiseHost}"`);
-  }
+    v.sshAdvertiseHost ?? (isWildcard(sshListen.host) ? io.hostname() : sshListen.host);
 
-  let askCents: number | undefined;
-  if (options.askPrice !== undefined) {
-    try {
-      askCents = parsePositiveDollars(options.askPrice, 'GPUX_ASK_PRICE');
-      // The contract carries a price per GPU-hour as a uint32 of cents.
-      if (askCents > 0xffff_ffff) {
-        problems.push(`GPUX_ASK_PRICE must be at most $42,949,672.95, got "${options.askPrice}"`);
-      }
-    } catch (err) {
-      problems.push(
-        `GPUX_ASK_PRICE ${(err as Error).message.replace(/^GPUX_ASK_PRICE /, '')}, got "${options.askPrice}"`,
-      );
-    }
-  }
-
-  // D12: a sell expires 1 h before its window ends, so a 1 h window would
-  // expire when it is listed.
-  const listHours = between(
-    problems,
-    'GPUX_LIST_HOURS',
-    options.listHours,
-    DEFAULTS.listHours,
-    2,
-    MAX_DURATION_HOURS,
-  );
-  const heartbeatSeconds = between(
-    problems,
-    'GPUX_HEARTBEAT_SECONDS',
-    options.heartbeatSeconds,
-    DEFAULTS.heartbeatSeconds,
-    1,
-    300,
-  );
-  const simulatedProvisionDelayMs = between(
-    problems,
-    'GPUX_SIMULATED_PROVISION_DELAY_MS',
-    options.simulatedProvisionDelayMs,
-    DEFAULTS.simulatedProvisionDelayMs,
-    0,
-    600_000,
-  );
-
-  let logLevel: LogLevel = DEFAULTS.logLevel;
-  if (options.logLevel !== undefined) {
-    const found = LOG_LEVELS.find((l) => l === options.logLevel);
-    if (found === undefined) {
-      problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${options.logLevel}"`);
-    } else logLevel = found;
-  }
-
-  if (problems.length > 0) throw new ConfigError(problems);
-  const heartbeatIntervalMs = heartbeatSeconds * 1000;
+  if (problems.length > 0) throw new ConfigError(inTableOrder(AGENT_SETTINGS, problems));
+  const heartbeatIntervalMs = v.heartbeatSeconds * 1000;
   return {
-    exchangeTarget,
+    exchangeTarget: exchange?.target ?? '',
     exchangeTls: tlsWanted ? { caPem, certPem, keyPem } : undefined,
-    token,
-    clusterId,
-    natsUrl,
+    token: v.token ?? '',
+    clusterId: v.clusterId ?? '',
+    natsUrl: v.natsUrl,
     natsCreds,
-    provisioner,
+    provisioner: v.provisioner,
     kubernetes,
     sshListen,
     sshAdvertiseHost,
-    askCents,
-    listHours,
+    askCents: v.askPrice === undefined ? undefined : askCentsOf(v.askPrice),
+    listHours: v.listHours,
     heartbeatIntervalMs,
-    stateDir: options.stateDir ?? DEFAULTS.stateDir,
-    simulatedAllowRemote,
-    simulatedProvisionDelayMs,
-    logLevel,
+    stateDir: v.stateDir,
+    simulatedAllowRemote: v.simulatedAllowRemote,
+    simulatedProvisionDelayMs: v.simulatedProvisionDelayMs,
+    logLevel: v.logLevel,
     // D30 "every few seconds": twice per heartbeat, never more often than every 2 s.
-    reconcileIntervalMs: options.reconcileIntervalMs ?? Math.max(2_000, 2 * heartbeatIntervalMs),
+    reconcileIntervalMs: reconcileIntervalMs ?? Math.max(2_000, 2 * heartbeatIntervalMs),
     sellRenewBeforeMs: DEFAULTS.sellRenewBeforeMs,
     grpcDeadlineMs: DEFAULTS.grpcDeadlineMs,
   };

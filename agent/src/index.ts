@@ -4,8 +4,7 @@
 
 export { runCli } from './cli.js';
 export type { CliResult } from './cli.js';
-export { AGENT_SETTINGS, flagOf, helpText } from './settings.js';
-export type { SettingDoc } from './settings.js';
+export { AGENT_SETTINGS, agentSetting, flagOf, helpText } from './settings.js';
 export {
   ConfigError,
   DEFAULTS,

@@ -1,158 +1,262 @@
-// The agent's settings (D29, D34): one table that `--help`, the config
-// loader's flag parsing and the README's "The agent" table are checked
-// against, so a setting cannot be documented in one place and missing in another.
+// The agent's settings (issue 20): the one table env-settings.ts reads the
+// environment and the command line by, config.ts takes its defaults and
+// checks options given in code by, `gpux agent --help` prints and the
+// README's "The agent" table is generated from (npm run gen:readme;
+// cli/src/readme-settings.test.ts fails when they differ). Each parser
+// gives back what AgentOptions holds (text, a number, a flag), checked;
+// config.ts puts the settings together into the AgentConfig.
 
-export interface SettingDoc {
-  /** The environment variable. */
-  readonly name: string;
-  /** What is used when it is unset; undefined: nothing (required, or optional without default). */
-  readonly default?: string;
-  readonly description: string;
+import {
+  MAX_DURATION_HOURS,
+  SettingProblem,
+  integer,
+  isId,
+  logLevel,
+  matching,
+  natsUrl,
+  onOff,
+  oneOf,
+  parsePositiveDollars,
+  setting,
+  settingsHelp,
+  text,
+} from '@gpux/shared';
+import type { Parser } from '@gpux/shared';
+
+export { flagOf } from '@gpux/shared';
+
+export const PROVISIONER_KINDS = ['simulated', 'kubernetes'] as const;
+export type ProvisionerKind = (typeof PROVISIONER_KINDS)[number];
+
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
 }
 
-export const AGENT_SETTINGS: readonly SettingDoc[] = [
-  {
+/** `host:port`, `[v6]:port`; undefined when it is not one. */
+export function parseHostPort(t: string): HostPort | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/]+)):(\d{1,5})$/.exec(t);
+  if (m === null) return undefined;
+  const port = Number(m[3]);
+  if (port > 65_535) return undefined;
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+const hostPort: Parser<string> = (t) => {
+  if (parseHostPort(t) === undefined) throw new SettingProblem('must be host:port');
+  return t;
+};
+
+/** EXCHANGE_GRPC_URL taken apart: host:port is plain text, https:// is TLS. */
+export function parseExchangeUrl(
+  t: string,
+): { readonly target: string; readonly scheme: 'http' | 'https' | undefined } | undefined {
+  const m = /^(?:(https?):\/\/)?([^/]+?)\/?$/.exec(t);
+  const hp = m?.[2] === undefined ? undefined : parseHostPort(m[2]);
+  if (m === null || hp === undefined) return undefined;
+  return {
+    target: hp.host.includes(':') ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`,
+    scheme: m[1] === 'https' ? 'https' : m[1] === 'http' ? 'http' : undefined,
+  };
+}
+
+const exchangeUrl: Parser<string> = (t) => {
+  if (parseExchangeUrl(t) === undefined)
+    throw new SettingProblem('must be host:port or https://host:port');
+  return t;
+};
+
+/** The contract carries a price per GPU-hour as a uint32 of cents. */
+const MAX_ASK_CENTS = 0xffff_ffff;
+
+/** Dollars as text ("2.50"), so no float is ever involved (D1): exact cents, positive. */
+export function askCentsOf(t: string): number {
+  let cents: number;
+  try {
+    cents = parsePositiveDollars(t, 'GPUX_ASK_PRICE');
+  } catch (err) {
+    throw new SettingProblem((err as Error).message.replace(/^GPUX_ASK_PRICE /, ''));
+  }
+  if (cents > MAX_ASK_CENTS) throw new SettingProblem('must be at most $42,949,672.95');
+  return cents;
+}
+
+const askPrice: Parser<string> = (t) => {
+  askCentsOf(t);
+  return t;
+};
+
+export const AGENT_SETTINGS = [
+  setting('exchangeGrpcUrl', {
     name: 'EXCHANGE_GRPC_URL',
+    parse: exchangeUrl,
+    shownDefault: 'required',
     description:
-      "the exchange's gRPC endpoint, host:port (plain) or https://host:port (TLS); required",
-  },
-  {
+      "the exchange's gRPC endpoint: `host:port` (plain text) or `https://host:port` (TLS)",
+  }),
+  setting('token', {
     name: 'GPUX_TOKEN',
-    description: "the provider's API token (scope provider); required",
-  },
-  { name: 'GPUX_CLUSTER_ID', description: 'the cluster this agent speaks for (cls_…); required' },
-  {
+    parse: matching(/^[\x21-\x7e]{16,512}$/, '16 to 512 printable characters, no spaces'),
+    secret: true,
+    shownDefault: 'required',
+    description:
+      "the provider's API token (scope `provider`); prefer the environment, flags show in `ps`",
+  }),
+  setting('clusterId', {
+    name: 'GPUX_CLUSTER_ID',
+    parse: (t) => {
+      if (!isId('cls_', t)) throw new SettingProblem('must be a cluster id (cls_…)');
+      return t;
+    },
+    shownDefault: 'required',
+    description: 'the cluster this agent speaks for (`cls_…`)',
+  }),
+  setting('natsUrl', {
     name: 'NATS_URL',
+    parse: natsUrl,
+    secret: true,
+    shownDefault: 'required',
     description:
-      'NATS JetStream server the exchange publishes events to, nats://[user:pass@]host:port (tls://: TLS required); required (the in-process bus exists only inside `gpux start`)',
-  },
-  {
+      "`nats://[user:pass@]host:port` (or `tls://…`: TLS required) of the JetStream server; only an agent inside `gpux start` uses the exchange's in-process bus instead",
+  }),
+  setting('natsCredsFile', {
     name: 'NATS_CREDS',
+    parse: text,
     description:
-      "the agent's NATS credentials: a file holding its user nkey seed (SU…, deploy/nats/) or a .creds file",
-  },
-  {
+      "the agent's NATS credentials: a file with its user nkey seed (`SU…`, see `deploy/nats/`) or a `.creds` file",
+  }),
+  setting('provisioner', {
     name: 'PROVISIONER',
+    parse: oneOf(PROVISIONER_KINDS),
     default: 'kubernetes',
     description:
-      'kubernetes | simulated (leases as namespaces of the Kubernetes cluster, or workspace directories on this host for demos and tests)',
-  },
-  {
+      '`simulated` or `kubernetes` (a lease is a namespace of the cluster, see below; simulated: workspace directories on this host, for demos and tests)',
+  }),
+  setting('sshListen', {
     name: 'GPUX_SSH_LISTEN',
+    parse: hostPort,
     default: '127.0.0.1:2222',
-    description: 'host:port the SSH gateway listens on (port 0: a free one)',
-  },
-  {
+    description:
+      'where the SSH gateway listens (`host:port`, `[v6]:port`; port 0 picks a free one)',
+  }),
+  setting('sshAdvertiseHost', {
     name: 'GPUX_SSH_ADVERTISE_HOST',
-    default: 'the listen host (this hostname if that is 0.0.0.0 or ::)',
-    description: 'the host name in the SSH endpoints reported to the exchange',
-  },
-  {
+    parse: matching(/^[^\s@/]+$/, 'a host name'),
+    shownDefault: 'the listen host',
+    description:
+      "the host in the reported endpoints `<ssh_user>@<host>:<port>`; this machine's name when listening on `0.0.0.0` or `::`",
+  }),
+  setting('askPrice', {
     name: 'GPUX_ASK_PRICE',
+    parse: askPrice,
     description:
-      'dollars per GPU-hour the free nodes are offered at, one sell per node; unset: the agent lists no sells',
-  },
-  {
+      'dollars per GPU-hour for the free nodes, one sell per node; unset: the agent lists no sells and leaves existing ones alone',
+  }),
+  // D12: a sell expires 1 h before its window ends, so a 1 h window would
+  // expire when it is listed.
+  setting('listHours', {
     name: 'GPUX_LIST_HOURS',
-    default: '168',
-    description: 'each sell offers the window now … now + this many hours (2 to 720)',
-  },
-  {
+    parse: integer(2, MAX_DURATION_HOURS),
+    default: 168,
+    description: `each sell offers now … now + this many hours (2 to ${MAX_DURATION_HOURS})`,
+  }),
+  // D29: nodes go offline after 3 missed heartbeats.
+  setting('heartbeatSeconds', {
     name: 'GPUX_HEARTBEAT_SECONDS',
-    default: '5',
-    description: 'heartbeat interval (1 to 300); the exchange marks nodes offline after 3 missed',
-  },
-  {
+    parse: integer(1, 300),
+    default: 5,
+    description:
+      'heartbeat interval (1 to 300), declared at attach; the exchange marks nodes offline after 3 missed',
+  }),
+  setting('stateDir', {
     name: 'GPUX_STATE_DIR',
+    parse: text,
     default: '.gpux/agent',
-    description: 'workspaces, revoked leases, reports, status.json and the SSH host key',
-  },
-  {
+    description: 'workspaces, revoked leases, reports, `status.json`, the SSH host key',
+  }),
+  setting('simulatedAllowRemote', {
     name: 'GPUX_SIMULATED_ALLOW_REMOTE',
-    default: '0',
+    parse: onOff,
+    default: false,
     description:
-      '1: let the simulated provisioner listen for SSH on a non-loopback address (its shells run as the agent user)',
-  },
-  {
+      "`1`: let the simulated provisioner's SSH listen on a non-loopback address (its shells run as the agent's user, who can read its token)",
+  }),
+  setting('simulatedProvisionDelayMs', {
     name: 'GPUX_SIMULATED_PROVISION_DELAY_MS',
-    default: '0',
-    description: 'simulated provisioner: each provisioning takes this long (for tests)',
-  },
-  {
+    parse: integer(0, 600_000),
+    default: 0,
+    description: 'the simulated provisioner takes this long per lease (tests interrupt it)',
+  }),
+  setting('grpcCaFile', {
     name: 'GPUX_GRPC_CA_FILE',
-    description: "PEM CA bundle to verify the exchange's certificate (implies TLS)",
-  },
-  {
+    parse: text,
+    description: 'PEM CA to verify the exchange (implies TLS)',
+  }),
+  setting('grpcCertFile', {
     name: 'GPUX_GRPC_CERT_FILE',
-    description: 'PEM client certificate for mutual TLS (with GPUX_GRPC_KEY_FILE)',
-  },
-  { name: 'GPUX_GRPC_KEY_FILE', description: 'PEM private key of GPUX_GRPC_CERT_FILE' },
-  {
+    parse: text,
+    description: 'PEM client certificate for mutual TLS, with `GPUX_GRPC_KEY_FILE`',
+  }),
+  setting('grpcKeyFile', {
+    name: 'GPUX_GRPC_KEY_FILE',
+    parse: text,
+    description: 'PEM private key of the client certificate',
+  }),
+  setting('kubeconfig', {
     name: 'KUBECONFIG',
-    default: 'the in-cluster service account',
+    parse: text,
+    shownDefault: 'in-cluster',
     description:
-      "kubernetes: the agent's own kubeconfig file (one path), used to reach the cluster's API",
-  },
-  {
+      "kubernetes: the agent's own kubeconfig (one file); unset: the in-cluster service account",
+  }),
+  setting('kubePublicServer', {
     name: 'GPUX_KUBE_PUBLIC_SERVER',
+    parse: matching(/^https:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, 'an https:// URL'),
+    shownDefault: 'required',
     description:
-      "kubernetes: https://host:port of the cluster's API server as customers reach it, put in every lease kubeconfig; required",
-  },
-  {
+      'kubernetes: `https://host:port` of the API server as customers reach it, put in every lease kubeconfig',
+  }),
+  setting('workspaceImage', {
     name: 'GPUX_WORKSPACE_IMAGE',
+    parse: matching(/^\S+$/, 'an image reference'),
     default: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
     description:
-      "kubernetes: the image of each leased node's workspace pod (SSH sessions exec into it)",
-  },
-  {
+      "kubernetes: image of each leased node's workspace pod (SSH sessions exec into it)",
+  }),
+  setting('workspaceCommand', {
     name: 'GPUX_WORKSPACE_COMMAND',
+    parse: text,
     default: 'sleep infinity',
-    description: 'kubernetes: what the workspace pod runs, by /bin/sh -c',
-  },
-  {
+    description: 'kubernetes: what the workspace pod runs (`/bin/sh -c`)',
+  }),
+  setting('webhookListen', {
     name: 'GPUX_WEBHOOK_LISTEN',
+    parse: hostPort,
     default: '0.0.0.0:8443',
-    description:
-      'kubernetes: host:port the admission webhook (pod placement on the lease nodes) listens on, HTTPS',
-  },
-  {
+    description: 'kubernetes: where the pod-placement admission webhook listens (HTTPS)',
+  }),
+  setting('webhookCertFile', {
     name: 'GPUX_WEBHOOK_CERT_FILE',
-    description: "kubernetes: PEM certificate of the admission webhook's HTTPS; required",
-  },
-  {
+    parse: text,
+    shownDefault: 'required',
+    description: "kubernetes: PEM certificate of the webhook's HTTPS",
+  }),
+  setting('webhookKeyFile', {
     name: 'GPUX_WEBHOOK_KEY_FILE',
-    description: 'kubernetes: PEM private key of GPUX_WEBHOOK_CERT_FILE; required',
-  },
-  { name: 'LOG_LEVEL', default: 'info', description: 'fatal … trace, or silent' },
-];
+    parse: text,
+    shownDefault: 'required',
+    description: 'kubernetes: PEM private key of `GPUX_WEBHOOK_CERT_FILE`',
+  }),
+  setting('logLevel', {
+    name: 'LOG_LEVEL',
+    parse: logLevel,
+    default: 'info',
+    description: '`fatal` … `trace`, or `silent`',
+  }),
+] as const;
 
-/** `GPUX_SSH_LISTEN` → `--ssh-listen`: the `GPUX_` prefix dropped, lower case, `-` for `_`. */
-export function flagOf(name: string): string {
-  return `--${name
-    .replace(/^GPUX_/, '')
-    .toLowerCase()
-    .replace(/_/g, '-')}`;
-}
-
-/** Words of `text` in lines of at most `width` characters. */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/)) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line === '' ? word : `${line} ${word}`;
-  }
-  if (line !== '') lines.push(line);
-  return lines;
-}
-
+/** `gpux agent --help`. */
 export function helpText(): string {
-  const rows = AGENT_SETTINGS.flatMap((s) => [
-    `  ${s.name}, ${flagOf(s.name)}${s.default === undefined ? '' : `  [default: ${s.default}]`}`,
-    ...wrap(s.description, 72).map((l) => `      ${l}`),
-  ]);
   return [
     'gpux agent: runs beside a provider cluster, keeps its free nodes listed on the',
     'exchange and provisions the leases sold on it.',
@@ -162,9 +266,22 @@ export function helpText(): string {
     'Settings: environment variables, or their flags (a flag wins over its',
     'variable). Prefer the environment for GPUX_TOKEN: flags show in `ps`.',
     '',
-    ...rows,
+    ...settingsHelp(AGENT_SETTINGS),
     '',
     'SIGTERM drains: no new events are taken, work in flight finishes, exit 0.',
     '',
   ].join('\n');
+}
+
+type AgentSetting = (typeof AGENT_SETTINGS)[number];
+
+/** One setting of the table, by its key (`gpux start` takes a few for its demo agent). */
+export function agentSetting<K extends AgentSetting['key']>(
+  key: K,
+): Extract<AgentSetting, { readonly key: K }> {
+  const found = AGENT_SETTINGS.find(
+    (s): s is Extract<AgentSetting, { readonly key: K }> => s.key === key,
+  );
+  if (found === undefined) throw new Error(`no agent setting ${key}`);
+  return found;
 }

@@ -8,23 +8,25 @@ import { runExchange } from '@gpux/exchange';
 import { natsConfig } from './nats-config.js';
 import { runStart } from './start.js';
 
-export const USAGE = `usage: gpux <command>
+export const USAGE = `usage: gpux <command> [--help]
 
   start          the whole market in one process on embedded defaults: the
                  exchange and a simulated agent on the demo cluster (npm start)
-  exchange       the exchange (settings: README, "Settings of the exchange")
-  agent          a provider's agent (gpux agent --help lists its settings)
+  exchange       the exchange
+  agent          a provider's agent
   nats-config    the NATS users and permissions of the exchange and agents,
-                 seeds in --out DIR (gpux nats-config --help)
+                 seeds in --out DIR
+
+gpux <command> --help lists the command's settings and flags and exits.
 `;
 
 const [command, ...rest] = process.argv.slice(2);
 switch (command) {
   case 'start':
-    await runStart();
+    await runStart(rest);
     break;
   case 'exchange':
-    await runExchange();
+    await runExchange(rest);
     break;
   case 'agent':
     await runAgent(rest);

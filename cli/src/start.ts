@@ -7,29 +7,122 @@
 
 import { join } from 'node:path';
 
-import { AgentFatalError, compileAgentConfig, startAgent } from '@gpux/agent';
+import { AgentFatalError, agentSetting, compileAgentConfig, startAgent } from '@gpux/agent';
 import type { AgentHandle } from '@gpux/agent';
 import {
+  EXCHANGE_SETTINGS,
   banner,
   drainOnSignals,
   exchangeBanner,
   exitOnFatal,
+  loadConfig,
   ownedOrExit,
-  readConfig,
   standbyBanner,
   startExchange,
   startOrExit,
+  wantsHelp,
 } from '@gpux/exchange';
-import type { Exchange } from '@gpux/exchange';
+import type { Config, Exchange } from '@gpux/exchange';
+import {
+  ConfigError,
+  parseFlags,
+  readSettings,
+  setting,
+  settingsHelp,
+  withDefaults,
+} from '@gpux/shared';
+import type { SettingValues } from '@gpux/shared';
 import { pino } from 'pino';
 
-/** Where the demo agent's SSH gateway listens unless GPUX_SSH_LISTEN says otherwise. */
-const DEMO_SSH_LISTEN = '127.0.0.1:2222';
-/** The demo agent's ask, dollars per GPU-hour (the demo buy in the banner pays it). */
-const DEMO_ASK = '2.50';
+/**
+ * The demo agent's settings that `gpux start` takes, beside the exchange's
+ * (the rest of the demo agent is fixed: the demo cluster, the simulated
+ * provisioner, its state under GPUX_DATA_DIR/agent); their rules are the
+ * agent's (agent/src/settings.ts), some defaults differ.
+ */
+export const DEMO_AGENT_SETTINGS = [
+  setting('sshListen', {
+    name: 'GPUX_SSH_LISTEN',
+    parse: agentSetting('sshListen').parse,
+    default: '127.0.0.1:2222',
+    description:
+      "where the demo agent's SSH gateway listens (`host:port`; port 0 picks a free one)",
+  }),
+  setting('sshAdvertiseHost', {
+    name: 'GPUX_SSH_ADVERTISE_HOST',
+    parse: agentSetting('sshAdvertiseHost').parse,
+    shownDefault: 'the listen host',
+    description: 'the host in the SSH endpoints the demo agent reports',
+  }),
+  setting('askPrice', {
+    name: 'GPUX_ASK_PRICE',
+    parse: agentSetting('askPrice').parse,
+    // The demo buy in the banner pays it.
+    default: '2.50',
+    description: "the demo agent's ask, dollars per GPU-hour of its free nodes",
+  }),
+] as const;
 
-export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const config = readConfig(env);
+/** `gpux start --help`. */
+export function startHelp(): string {
+  return [
+    'gpux start: the whole market in one process on embedded defaults (what',
+    '`npm start` runs): the exchange, the in-process event bus unless NATS_URL,',
+    'and a simulated agent on the demo cluster; the banner shows how to buy a',
+    'node and log in to it.',
+    '',
+    'Usage: gpux start [--help] [--<flag> <value> | --<flag>=<value> …]',
+    '',
+    "Settings: the exchange's (gpux exchange --help) and the demo agent's,",
+    'environment variables or their flags (a flag wins over its variable).',
+    '',
+    'The exchange:',
+    ...settingsHelp(EXCHANGE_SETTINGS),
+    '',
+    'The demo agent:',
+    ...settingsHelp(DEMO_AGENT_SETTINGS),
+    '',
+    'SIGTERM drains the agent, then the exchange; exit 0.',
+    '',
+  ].join('\n');
+}
+
+/** The exchange's settings and the demo agent's, every problem at once (exit 2). */
+function readStartSettings(
+  env: NodeJS.ProcessEnv,
+  args: readonly string[],
+): { config: Config; demoAgent: SettingValues<typeof DEMO_AGENT_SETTINGS> } {
+  const flags = parseFlags([...EXCHANGE_SETTINGS, ...DEMO_AGENT_SETTINGS], args);
+  const all = { ...env, ...flags.env };
+  const problems = [...flags.problems];
+  const demoAgent = withDefaults(
+    DEMO_AGENT_SETTINGS,
+    readSettings(DEMO_AGENT_SETTINGS, all, [], problems),
+  );
+  let config: Config | undefined;
+  try {
+    config = loadConfig(all);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  if (problems.length > 0 || config === undefined) {
+    const err = new ConfigError(problems);
+    pino().fatal({ problems }, err.message);
+    process.exit(2);
+  }
+  return { config, demoAgent };
+}
+
+export async function runStart(
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  if (wantsHelp(args)) {
+    process.stdout.write(startHelp());
+    return;
+  }
+  const { config, demoAgent } = readStartSettings(env, args);
   const logger = pino({ level: config.logLevel });
   const started: { ex?: Exchange } = {};
   const ex = await startOrExit(config, logger, () =>
@@ -59,11 +152,11 @@ export async function runStart(env: NodeJS.ProcessEnv = process.env): Promise<vo
           token: demo.providerToken,
           clusterId: demo.clusterId,
           natsUrl: config.natsUrl,
-          natsCredsFile: env['NATS_CREDS'],
+          natsCredsFile: config.natsCredsFile,
           provisioner: 'simulated',
-          sshListen: env['GPUX_SSH_LISTEN'] ?? DEMO_SSH_LISTEN,
-          sshAdvertiseHost: env['GPUX_SSH_ADVERTISE_HOST'],
-          askPrice: env['GPUX_ASK_PRICE'] ?? DEMO_ASK,
+          sshListen: demoAgent.sshListen,
+          sshAdvertiseHost: demoAgent.sshAdvertiseHost,
+          askPrice: demoAgent.askPrice,
           stateDir: join(config.dataDir, 'agent'),
           logLevel: config.logLevel,
         },

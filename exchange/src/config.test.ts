@@ -1,5 +1,28 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
 import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpux-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, content: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+function problemsOf(env: Record<string, string>, args: string[] = []): readonly string[] {
+  try {
+    loadConfig(env, args);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
 
 describe('loadConfig', () => {
   it('falls back to the embedded defaults', () => {
@@ -11,9 +34,69 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '0.0.0.0', PORT: '0', LOG_LEVEL: 'silent' })).toEqual({
       ...DEFAULT_CONFIG,
       host: '0.0.0.0',
+      // Without GRPC_HOST, the gRPC service listens where the REST API does.
+      grpcHost: '0.0.0.0',
       port: 0,
       logLevel: 'silent',
     });
+  });
+
+  it('GRPC_HOST gives the gRPC service an address of its own', () => {
+    expect(loadConfig({})).toMatchObject({ host: '127.0.0.1', grpcHost: '127.0.0.1' });
+    expect(loadConfig({ HOST: '127.0.0.1', GRPC_HOST: '0.0.0.0' })).toMatchObject({
+      host: '127.0.0.1',
+      grpcHost: '0.0.0.0',
+    });
+    expect(loadConfig({ GRPC_HOST: '::' }).grpcHost).toBe('::');
+  });
+
+  it('flags mirror the variables and win over them', () => {
+    const c = loadConfig({ PORT: '1234', GRPC_PORT: '1' }, [
+      '--port',
+      '8081',
+      '--grpc-host=0.0.0.0',
+      '--rate-orders-per-minute',
+      '50',
+    ]);
+    expect(c).toMatchObject({ port: 8081, grpcHost: '0.0.0.0', grpcPort: 1 });
+    expect(c.rateLimits.create).toBe(50);
+    expect(problemsOf({}, ['--frobnicate', '--port'])).toEqual([
+      'unknown argument "--frobnicate" (see --help)',
+      '--port needs a value',
+    ]);
+  });
+
+  it('gRPC TLS: a certificate and its key together; a client CA needs them', () => {
+    const cert = file('grpc.crt', 'CERT');
+    const key = file('grpc.key', 'KEY');
+    const ca = file('ca.crt', 'CA');
+    expect(
+      loadConfig({ GRPC_TLS_CERT: cert, GRPC_TLS_KEY: key, GRPC_TLS_CLIENT_CA: ca }).grpcTls,
+    ).toEqual({ certFile: cert, keyFile: key, clientCaFile: ca });
+    expect(problemsOf({ GRPC_TLS_CERT: cert })).toEqual([
+      'GRPC_TLS_CERT and GRPC_TLS_KEY go together: set both or neither',
+    ]);
+    expect(problemsOf({ GRPC_TLS_CLIENT_CA: ca })).toEqual([
+      'GRPC_TLS_CLIENT_CA needs GRPC_TLS_CERT and GRPC_TLS_KEY',
+    ]);
+    expect(problemsOf({ GRPC_TLS_CERT: join(dir, 'none'), GRPC_TLS_KEY: key })).toEqual([
+      `GRPC_TLS_CERT must name a readable file (ENOENT), got "${join(dir, 'none')}"`,
+    ]);
+  });
+
+  it('NATS: a nats:// or tls:// URL, never repeated in a problem; credentials read at start', () => {
+    const seed = file('exchange.nk', `SU${'A'.repeat(56)}\n`);
+    expect(loadConfig({ NATS_URL: 'tls://nats.example:4222', NATS_CREDS: seed })).toMatchObject({
+      natsUrl: 'tls://nats.example:4222',
+      natsCredsFile: seed,
+    });
+    expect(problemsOf({ NATS_URL: 'http://user:secret@nats' })).toEqual([
+      'NATS_URL must be nats://[user:password@]host[:port] or tls://…',
+    ]);
+    expect(problemsOf({ NATS_URL: 'nats://n:4222', NATS_CREDS: file('bad.nk', 'hello') })).toEqual([
+      `NATS_CREDS must name a .creds file (user JWT and seed) or a user nkey seed (SU…), got "${join(dir, 'bad.nk')}"`,
+    ]);
+    expect(problemsOf({ NATS_CREDS: seed })).toEqual(['NATS_CREDS needs NATS_URL']);
   });
 
   it('D34: DATABASE_URL selects PostgreSQL; without it, PGlite under GPUX_DATA_DIR', () => {

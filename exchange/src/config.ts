@@ -1,20 +1,21 @@
-// Settings are read from the environment once, in main.ts, validated with every
+// Settings are read from the environment and the command line once, in
+// main.ts, by the table of exchange/src/settings.ts, validated with every
 // problem reported at once, then passed down as plain data (decision D34).
 
-import { existsSync } from 'node:fs';
+import { ConfigError, inTableOrder, readSettings, withDefaults } from '@gpux/shared';
+import type { Env, LogLevel, SettingValues } from '@gpux/shared';
 
-import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
-import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
 import type { RateLimits } from './auth/rate-limit.js';
-import { parseSecretKey } from './leases/secret-box.js';
-import { DEFAULT_AGENT_SHARE } from './providers/agent-share.js';
 import type { AgentShareLimits } from './providers/agent-share.js';
 import type { GrpcTls } from './providers/grpc-server.js';
+import { EXCHANGE_SETTINGS } from './settings.js';
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+// Shared with the agent (shared/src/settings.ts); exported here as before.
+export { ConfigError };
+export type { LogLevel };
 
 export interface Config {
+  /** HOST: the REST API listens here. */
   readonly host: string;
   readonly port: number;
   readonly logLevel: LogLevel;
@@ -34,6 +35,8 @@ export interface Config {
   readonly captureWritesFile: string | undefined;
   /** D34: how long SIGTERM's drain waits for connections before it closes them. */
   readonly drainTimeoutMs: number;
+  /** GRPC_HOST: the agents' gRPC service listens here; HOST unless set. */
+  readonly grpcHost: string;
   /** D29: the agents' gRPC service listens here (GRPC_PORT; 0 picks a free port). */
   readonly grpcPort: number;
   /** TLS of the gRPC service (providers/grpc-server.ts); undefined: plain text. */
@@ -63,229 +66,83 @@ export interface Config {
   readonly ownerLeaseMs: number;
 }
 
-export const DEFAULT_CONFIG: Config = {
-  host: '127.0.0.1',
-  port: 8080,
-  logLevel: 'info',
-  databaseUrl: undefined,
-  dataDir: '.gpux',
-  adminToken: undefined,
-  demo: false,
-  rateLimits: DEFAULT_RATE_LIMITS,
-  provisioningTimeoutMs: 5 * 60_000,
-  captureWritesFile: undefined,
-  drainTimeoutMs: 10_000,
-  grpcPort: 50051,
-  grpcTls: undefined,
-  natsUrl: undefined,
-  natsCredsFile: undefined,
-  natsStream: 'GPUX_EVENTS',
-  natsSubjectRoot: 'gpux',
-  natsAckWaitMs: 30_000,
-  secretKey: undefined,
-  instanceId: DEFAULT_INSTANCE_ID,
-  agentShare: DEFAULT_AGENT_SHARE,
-  agentDbConnections: 4,
-  ownerLeaseMs: 3_000,
-};
+type Values = SettingValues<typeof EXCHANGE_SETTINGS>;
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly problems: readonly string[];
-
-  constructor(problems: readonly string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.problems = problems;
-  }
+/** The settings as read → the Config the exchange takes; cross-setting rules are problems. */
+function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): Config {
+  // A setting refused on its own says so once: rules across settings wait till it is right.
+  const check = (keys: readonly (keyof Values)[], broken: boolean, problem: string): void => {
+    if (broken && !keys.some((k) => failed.has(k))) problems.push(problem);
+  };
+  const tlsKeys = ['grpcTlsCert', 'grpcTlsKey', 'grpcTlsClientCa'] as const;
+  check(
+    tlsKeys,
+    (v.grpcTlsCert === undefined) !== (v.grpcTlsKey === undefined),
+    'GRPC_TLS_CERT and GRPC_TLS_KEY go together: set both or neither',
+  );
+  check(
+    tlsKeys,
+    v.grpcTlsClientCa !== undefined && v.grpcTlsCert === undefined,
+    'GRPC_TLS_CLIENT_CA needs GRPC_TLS_CERT and GRPC_TLS_KEY',
+  );
+  check(
+    ['natsUrl', 'natsCreds'],
+    v.natsCreds !== undefined && v.natsUrl === undefined,
+    'NATS_CREDS needs NATS_URL',
+  );
+  return {
+    host: v.host,
+    port: v.port,
+    logLevel: v.logLevel,
+    databaseUrl: v.databaseUrl,
+    dataDir: v.dataDir,
+    adminToken: v.adminToken,
+    demo: v.demo,
+    rateLimits: {
+      query: v.rateQueriesPerMinute,
+      create: v.rateOrdersPerMinute,
+      cancel: v.rateCancelsPerMinute,
+    },
+    provisioningTimeoutMs: v.provisioningTimeoutSeconds * 1000,
+    captureWritesFile: v.captureWrites,
+    drainTimeoutMs: v.drainTimeoutSeconds * 1000,
+    grpcHost: v.grpcHost ?? v.host,
+    grpcPort: v.grpcPort,
+    grpcTls:
+      v.grpcTlsCert !== undefined && v.grpcTlsKey !== undefined
+        ? { certFile: v.grpcTlsCert, keyFile: v.grpcTlsKey, clientCaFile: v.grpcTlsClientCa }
+        : undefined,
+    natsUrl: v.natsUrl,
+    natsCredsFile: v.natsCreds,
+    natsStream: v.natsStream,
+    natsSubjectRoot: v.natsSubjectRoot,
+    natsAckWaitMs: v.natsAckWaitSeconds * 1000,
+    secretKey: v.secretKey,
+    instanceId: v.instanceId,
+    agentShare: {
+      heartbeatsPerInterval: v.agentHeartbeatsPerInterval,
+      readsPerMinute: v.agentReadsPerMinute,
+      sellsPerMinute: v.agentSellsPerMinute,
+      reportsPerMinute: v.agentReportsPerMinute,
+      callsInFlight: v.agentCallsInFlight,
+    },
+    agentDbConnections: v.agentDbConnections,
+    ownerLeaseMs: v.ownerLeaseSeconds * 1000,
+  };
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** Every setting at its default (exchange/src/settings.ts). */
+export const DEFAULT_CONFIG: Config = configOf(withDefaults(EXCHANGE_SETTINGS, {}), [], new Set());
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The environment and the command line (flags win), read once at start
+ * (main.ts); throws ConfigError with every problem.
+ */
+export function loadConfig(env: Env = process.env, args: readonly string[] = []): Config {
   const problems: string[] = [];
-  const value = (name: string): string | undefined => {
-    const v = env[name]?.trim();
-    return v === undefined || v === '' ? undefined : v;
-  };
-
-  const host = value('HOST') ?? DEFAULT_CONFIG.host;
-
-  let port = DEFAULT_CONFIG.port;
-  const rawPort = value('PORT');
-  if (rawPort !== undefined) {
-    // 0 asks the OS for a free port; main.ts prints the one it got.
-    if (/^\d{1,5}$/.test(rawPort) && Number(rawPort) <= 65_535) port = Number(rawPort);
-    else problems.push(`PORT must be an integer from 0 to 65535, got "${rawPort}"`);
-  }
-
-  let logLevel = DEFAULT_CONFIG.logLevel;
-  const rawLevel = value('LOG_LEVEL');
-  if (rawLevel !== undefined) {
-    const found = LOG_LEVELS.find((l) => l === rawLevel);
-    if (found !== undefined) logLevel = found;
-    else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${rawLevel}"`);
-  }
-
-  const databaseUrl = value('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
-  }
-  const dataDir = value('GPUX_DATA_DIR') ?? DEFAULT_CONFIG.dataDir;
-  const adminToken = value('GPUX_ADMIN_TOKEN');
-  if (adminToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(adminToken)) {
-    problems.push('GPUX_ADMIN_TOKEN must be 16 to 512 printable characters, no spaces');
-  }
-
-  let demo = DEFAULT_CONFIG.demo;
-  const rawDemo = value('GPUX_DEMO');
-  if (rawDemo !== undefined) {
-    if (rawDemo === '1' || rawDemo === 'true') demo = true;
-    else if (rawDemo === '0' || rawDemo === 'false') demo = false;
-    else problems.push(`GPUX_DEMO must be 1, true, 0 or false, got "${rawDemo}"`);
-  }
-
-  const positiveInt = (name: string, fallback: number): number => {
-    const raw = value(name);
-    if (raw === undefined) return fallback;
-    if (/^\d{1,9}$/.test(raw) && Number(raw) > 0) return Number(raw);
-    problems.push(`${name} must be a positive integer, got "${raw}"`);
-    return fallback;
-  };
-  const rateLimits: RateLimits = {
-    query: positiveInt('GPUX_RATE_QUERIES_PER_MINUTE', DEFAULT_RATE_LIMITS.query),
-    create: positiveInt('GPUX_RATE_ORDERS_PER_MINUTE', DEFAULT_RATE_LIMITS.create),
-    cancel: positiveInt('GPUX_RATE_CANCELS_PER_MINUTE', DEFAULT_RATE_LIMITS.cancel),
-  };
-
-  const provisioningTimeoutMs =
-    positiveInt('GPUX_PROVISIONING_TIMEOUT_SECONDS', DEFAULT_CONFIG.provisioningTimeoutMs / 1000) *
-    1000;
-
-  const captureWritesFile = value('GPUX_CAPTURE_WRITES');
-
-  let drainTimeoutMs = DEFAULT_CONFIG.drainTimeoutMs;
-  const rawDrain = value('GPUX_DRAIN_TIMEOUT_SECONDS');
-  if (rawDrain !== undefined) {
-    // 0: close every connection as soon as the drain starts.
-    if (/^\d{1,5}$/.test(rawDrain) && Number(rawDrain) <= 3600)
-      drainTimeoutMs = Number(rawDrain) * 1000;
-    else
-      problems.push(
-        `GPUX_DRAIN_TIMEOUT_SECONDS must be an integer from 0 to 3600, got "${rawDrain}"`,
-      );
-  }
-
-  let grpcPort = DEFAULT_CONFIG.grpcPort;
-  const rawGrpcPort = value('GRPC_PORT');
-  if (rawGrpcPort !== undefined) {
-    if (/^\d{1,5}$/.test(rawGrpcPort) && Number(rawGrpcPort) <= 65_535)
-      grpcPort = Number(rawGrpcPort);
-    else problems.push(`GRPC_PORT must be an integer from 0 to 65535, got "${rawGrpcPort}"`);
-  }
-  const file = (name: string): string | undefined => {
-    const f = value(name);
-    if (f !== undefined && !existsSync(f)) problems.push(`${name}: no file ${f}`);
-    return f;
-  };
-  const certFile = file('GRPC_TLS_CERT');
-  const keyFile = file('GRPC_TLS_KEY');
-  const clientCaFile = file('GRPC_TLS_CLIENT_CA');
-  if ((certFile === undefined) !== (keyFile === undefined)) {
-    problems.push('GRPC_TLS_CERT and GRPC_TLS_KEY go together');
-  }
-  if (clientCaFile !== undefined && certFile === undefined) {
-    problems.push('GRPC_TLS_CLIENT_CA needs GRPC_TLS_CERT and GRPC_TLS_KEY');
-  }
-  const grpcTls: GrpcTls | undefined =
-    certFile !== undefined && keyFile !== undefined
-      ? { certFile, keyFile, clientCaFile }
-      : undefined;
-
-  const natsUrl = value('NATS_URL');
-  if (natsUrl !== undefined && !/^(nats|tls):\/\/[^\s]+$/.test(natsUrl)) {
-    problems.push('NATS_URL must be a nats:// or tls:// URL');
-  }
-  const natsCredsFile = file('NATS_CREDS');
-  if (natsCredsFile !== undefined && natsUrl === undefined)
-    problems.push('NATS_CREDS needs NATS_URL');
-
-  const natsStream = value('GPUX_NATS_STREAM') ?? DEFAULT_CONFIG.natsStream;
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(natsStream)) {
-    problems.push('GPUX_NATS_STREAM must be 1 to 64 letters, digits, dashes or underscores');
-  }
-  const natsSubjectRoot = value('GPUX_NATS_SUBJECT_ROOT') ?? DEFAULT_CONFIG.natsSubjectRoot;
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsSubjectRoot)) {
-    problems.push(
-      'GPUX_NATS_SUBJECT_ROOT must be one subject token: 1 to 32 letters, digits, dashes or underscores',
-    );
-  }
-
-  const natsAckWaitMs =
-    positiveInt('GPUX_NATS_ACK_WAIT_SECONDS', DEFAULT_CONFIG.natsAckWaitMs / 1000) * 1000;
-
-  const rawKey = value('GPUX_SECRET_KEY');
-  const secretKey = rawKey === undefined ? undefined : parseSecretKey(rawKey);
-  if (rawKey !== undefined && secretKey === undefined) {
-    problems.push('GPUX_SECRET_KEY must be base64 of 32 bytes (openssl rand -base64 32)');
-  }
-
-  const instanceId = value('GPUX_INSTANCE_ID') ?? DEFAULT_CONFIG.instanceId;
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(instanceId)) {
-    problems.push('GPUX_INSTANCE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
-  }
-
-  let ownerLeaseMs = DEFAULT_CONFIG.ownerLeaseMs;
-  const rawLease = value('GPUX_OWNER_LEASE_SECONDS');
-  if (rawLease !== undefined) {
-    if (/^\d{1,2}$/.test(rawLease) && Number(rawLease) >= 1 && Number(rawLease) <= 60)
-      ownerLeaseMs = Number(rawLease) * 1000;
-    else
-      problems.push(`GPUX_OWNER_LEASE_SECONDS must be an integer from 1 to 60, got "${rawLease}"`);
-  }
-
-  const agentShare: AgentShareLimits = {
-    heartbeatsPerInterval: positiveInt(
-      'GPUX_AGENT_HEARTBEATS_PER_INTERVAL',
-      DEFAULT_AGENT_SHARE.heartbeatsPerInterval,
-    ),
-    readsPerMinute: positiveInt('GPUX_AGENT_READS_PER_MINUTE', DEFAULT_AGENT_SHARE.readsPerMinute),
-    sellsPerMinute: positiveInt('GPUX_AGENT_SELLS_PER_MINUTE', DEFAULT_AGENT_SHARE.sellsPerMinute),
-    reportsPerMinute: positiveInt(
-      'GPUX_AGENT_REPORTS_PER_MINUTE',
-      DEFAULT_AGENT_SHARE.reportsPerMinute,
-    ),
-    callsInFlight: positiveInt('GPUX_AGENT_CALLS_IN_FLIGHT', DEFAULT_AGENT_SHARE.callsInFlight),
-  };
-  const agentDbConnections = positiveInt(
-    'GPUX_AGENT_DB_CONNECTIONS',
-    DEFAULT_CONFIG.agentDbConnections,
-  );
-  if (agentDbConnections > 100) problems.push('GPUX_AGENT_DB_CONNECTIONS is at most 100');
-
-  if (problems.length > 0) throw new ConfigError(problems);
-  return {
-    host,
-    port,
-    logLevel,
-    databaseUrl,
-    dataDir,
-    adminToken,
-    demo,
-    rateLimits,
-    provisioningTimeoutMs,
-    captureWritesFile,
-    drainTimeoutMs,
-    grpcPort,
-    grpcTls,
-    natsUrl,
-    natsCredsFile,
-    natsStream,
-    natsSubjectRoot,
-    natsAckWaitMs,
-    secretKey,
-    instanceId,
-    agentShare,
-    agentDbConnections,
-    ownerLeaseMs,
-  };
+  const failed = new Set<string>();
+  const inputs = readSettings(EXCHANGE_SETTINGS, env, args, problems, failed);
+  const config = configOf(withDefaults(EXCHANGE_SETTINGS, inputs), problems, failed);
+  if (problems.length > 0) throw new ConfigError(inTableOrder(EXCHANGE_SETTINGS, problems));
+  return config;
 }

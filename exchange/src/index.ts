@@ -1,7 +1,8 @@
 export { buildApp } from './app.js';
 export type { AppConfig } from './app.js';
-export { loadConfig } from './config.js';
+export { DEFAULT_CONFIG, loadConfig } from './config.js';
 export type { Config } from './config.js';
+export { EXCHANGE_SETTINGS, exchangeHelp } from './settings.js';
 export { OrderBook, leaseGroups } from './matching/index.js';
 export type {
   Book,
@@ -33,6 +34,7 @@ export { startExchange } from './server.js';
 export type { Exchange, ExchangeOptions, Owned } from './server.js';
 export {
   banner,
+  connectionLines,
   drainOnSignals,
   exchangeBanner,
   exitOnFatal,
@@ -41,4 +43,5 @@ export {
   runExchange,
   standbyBanner,
   startOrExit,
+  wantsHelp,
 } from './main.js';

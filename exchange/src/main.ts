@@ -13,12 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 
+import { describeNats } from '@gpux/shared';
+
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
 import { MigrationError } from './db/migrate.js';
+import { JetStreamPublisher } from './events/jetstream-publisher.js';
 import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
 import type { Holder } from './market/ownership.js';
 import { startExchange } from './server.js';
+import { exchangeHelp } from './settings.js';
 import type { Exchange, Owned } from './server.js';
 
 /** The start banner: plain lines for a person, not log records. */
@@ -26,9 +30,18 @@ export function banner(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** `--help` or `-h` among the arguments: the help is printed, and nothing starts. */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}
+
+/** The settings from the environment and the flags; every problem logged at once, exit 2. */
+export function readConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  args: readonly string[] = [],
+): Config {
   try {
-    return loadConfig(env);
+    return loadConfig(env, args);
   } catch (err) {
     if (err instanceof ConfigError) {
       // No configuration means no configured level: the default logger says why.
@@ -39,19 +52,64 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
-/** What a person needs to begin: where the database is, the URL, the tokens. */
+/** DATABASE_URL without its password: `gpux@db.example:5432/gpux`. */
+function postgresOf(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    const user = u.username === '' ? '' : `${decodeURIComponent(u.username)}@`;
+    return `${user}${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+  } catch {
+    return '(DATABASE_URL)';
+  }
+}
+
+/** What the process is connected to, one line each: the database, the event bus, the agents' service. */
+export function connectionLines(
+  config: Config,
+  ex: Pick<Exchange, 'grpcPort'>,
+  owned: Pick<Owned, 'applied' | 'publisher'>,
+): string[] {
+  const database =
+    config.databaseUrl === undefined
+      ? `database: embedded PGlite in ${join(config.dataDir, 'pgdata')}`
+      : `database: PostgreSQL ${postgresOf(config.databaseUrl)}`;
+  const migrations =
+    owned.applied.length > 0
+      ? `, migrations applied: ${owned.applied.join(', ')}`
+      : ', schema up to date';
+  let events: string;
+  if (config.natsUrl === undefined) {
+    events = 'events: the in-process bus (only an agent inside this process hears them)';
+  } else {
+    const server =
+      owned.publisher instanceof JetStreamPublisher
+        ? owned.publisher.describe()
+        : describeNats(config.natsUrl);
+    events =
+      `events: NATS JetStream ${server}, stream ${config.natsStream}` +
+      (config.natsCredsFile === undefined ? '' : `, credentials ${config.natsCredsFile}`);
+  }
+  const tls = config.grpcTls;
+  const grpc =
+    `agents' gRPC service on port ${ex.grpcPort} of ${config.grpcHost}, ` +
+    (tls === undefined
+      ? 'plain text (no TLS)'
+      : tls.clientCaFile === undefined
+        ? 'TLS'
+        : 'mutual TLS (agents present a client certificate)');
+  return [`${database}${migrations}`, events, grpc];
+}
+
+/** What a person needs to begin: what it is connected to, the URL, the tokens. */
 export function exchangeBanner(config: Config, ex: Exchange, owned: Owned): void {
-  banner(
-    `database: ${config.databaseUrl === undefined ? `PGlite in ${join(config.dataDir, 'pgdata')}` : 'PostgreSQL (DATABASE_URL)'}` +
-      (owned.applied.length > 0
-        ? `, migrations applied: ${owned.applied.join(', ')}`
-        : ', schema up to date'),
-  );
+  const [database, events, grpc] = connectionLines(config, ex, owned);
+  banner(database ?? '');
+  banner(events ?? '');
   if (config.adminToken === undefined) {
     banner(`admin token (GPUX_ADMIN_TOKEN unset, generated for this run): ${ex.adminToken}`);
   }
   banner(`listening on ${ex.url}`);
-  banner(`agents' gRPC service on port ${ex.grpcPort}`);
+  banner(grpc ?? '');
   if (owned.demo === undefined) return;
   banner(`demo buyer token (${owned.demo.buyerAccountId}): ${owned.demo.buyerToken}`);
   banner(
@@ -160,9 +218,19 @@ export function drainOnSignals(
   process.on('SIGINT', (signal) => void drain(signal));
 }
 
-/** `gpux exchange`: the exchange alone (the demo nodes offered when the demo data is on). */
-export async function runExchange(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const config = readConfig(env);
+/**
+ * `gpux exchange [flags]`: the exchange alone (the demo nodes offered when
+ * the demo data is on); `--help` prints its settings and starts nothing.
+ */
+export async function runExchange(
+  args: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  if (wantsHelp(args)) {
+    process.stdout.write(exchangeHelp());
+    return;
+  }
+  const config = readConfig(env, args);
   const logger = pino({ level: config.logLevel });
   const started: { ex?: Exchange } = {};
   const ex = await startOrExit(config, logger, () =>

@@ -274,7 +274,8 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     // here. Either way its calls reach the market through the same backend.
     const backend = new MarketBackend(providers);
     const grpcOptions = {
-      host: config.host,
+      // GRPC_HOST, HOST unless set: REST may sit behind a local proxy while gRPC is public.
+      host: config.grpcHost,
       port: config.grpcPort,
       tls: config.grpcTls,
       limits: config.agentShare,

@@ -36,3 +36,4 @@ export type {
   WithdrawSellRequest,
   WithdrawSellResponse,
 } from './gen/agent.js';
+export { GRPC_STATUS_OF_ERROR, RETRY_AFTER_MS, grpcStatusOf } from './error-status.js';

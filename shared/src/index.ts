@@ -89,6 +89,51 @@ export { isTime, parseTime } from './time.js';
 export { BusConsumer, InProcessBus, subjectMatches } from './in-process-bus.js';
 export type { BusConsumerOptions, BusMessage } from './in-process-bus.js';
 export { parseNatsCredentials } from './nats-credentials.js';
+export {
+  connectNats,
+  describeNats,
+  natsConnectionOptions,
+  natsServerOf,
+  natsUrl,
+} from './nats-connection.js';
+export type { NatsConnectOptions, NatsServer } from './nats-connection.js';
 export type { NatsCredentials } from './nats-credentials.js';
 export { SILENT_LOGGER } from './logger.js';
 export type { LogFn, Logger } from './logger.js';
+export {
+  ConfigError,
+  LOG_LEVELS,
+  SETTINGS_HEADER,
+  SettingProblem,
+  checkInputs,
+  flagOf,
+  inTableOrder,
+  integer,
+  logLevel,
+  markdownTable,
+  matching,
+  onOff,
+  oneOf,
+  parseFlags,
+  plain,
+  positive,
+  readSettings,
+  replaceTableUnder,
+  setting,
+  settingsHelp,
+  settingsRows,
+  tableUnder,
+  text,
+  withDefaults,
+  wrap,
+} from './settings.js';
+export type {
+  Env,
+  LogLevel,
+  ParsedOf,
+  Parser,
+  Setting,
+  SettingInputs,
+  SettingValues,
+  ValueOf,
+} from './settings.js';

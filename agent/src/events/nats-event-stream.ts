@@ -7,8 +7,8 @@
 
 import { jetstream } from '@nats-io/jetstream';
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { connect, credsAuthenticator, nkeyAuthenticator } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@gpux/shared';
 import type { NatsCredentials } from '@gpux/shared';
 
 import type { Logger } from '../logger.js';
@@ -21,7 +21,7 @@ export interface NatsSource {
 }
 
 export interface NatsEventStreamOptions {
-  /** nats://[user:password@]host:port */
+  /** nats://[user:password@]host:port or tls://… */
   readonly url: string;
   /** NATS_CREDS: a .creds file (operator mode) or a user nkey seed. */
   readonly creds: NatsCredentials | undefined;
@@ -39,36 +39,14 @@ export class NatsEventStream implements EventStream {
   ) {}
 
   static async connect(o: NatsEventStreamOptions): Promise<NatsEventStream> {
-    const url = new URL(o.url);
-    const nc = await connect({
-      servers: `${url.hostname}:${url.port || '4222'}`,
-      // tls://: TLS or nothing (nats:// takes TLS too when the server requires it).
-      ...(url.protocol === 'tls:' ? { tls: {} } : {}),
+    // The connection as the exchange makes its own (shared/src/nats-connection.ts).
+    const nc = await connectNats({
+      url: o.url,
+      creds: o.creds,
       name: o.name,
       inboxPrefix: o.source.inboxPrefix,
-      ...(url.username === ''
-        ? {}
-        : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }),
-      ...(o.creds === undefined
-        ? {}
-        : {
-            authenticator:
-              o.creds.kind === 'creds'
-                ? credsAuthenticator(o.creds.bytes)
-                : nkeyAuthenticator(o.creds.seed),
-          }),
-      // The agent waits for its server however long it is away.
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      waitOnFirstConnect: true,
+      logger: o.logger,
     });
-    void (async () => {
-      for await (const s of nc.status()) {
-        if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
-          o.logger.warn({ status: s.type }, `NATS ${s.type}`);
-        }
-      }
-    })();
     return new NatsEventStream(nc, o);
   }
 

@@ -13,8 +13,8 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { connect, credsAuthenticator, nanos, nkeyAuthenticator } from '@nats-io/transport-node';
-import type { Authenticator, NatsConnection } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';
 
 import {
@@ -23,6 +23,8 @@ import {
   SUBJECT_ROOT,
   agentConsumerName,
   agentInboxPrefix,
+  connectNats,
+  describeNats,
   parseNatsCredentials,
 } from '@gpux/shared';
 
@@ -30,7 +32,7 @@ import type { Logger } from '../logger.js';
 import type { AgentEventSource, EventPublisher } from './publisher.js';
 
 export interface JetStreamOptions {
-  /** nats://[user:password@]host:port */
+  /** nats://[user:password@]host:port or tls://… (shared/src/nats-connection.ts). */
   readonly url: string;
   /** A NATS credentials file: a .creds file or an nkey seed (shared/src/nats-credentials.ts). */
   readonly credsFile?: string | undefined;
@@ -57,11 +59,6 @@ function notFound(err: unknown, code: number): boolean {
   return err instanceof JetStreamApiError && err.code === code;
 }
 
-function authenticatorOf(file: string): Authenticator {
-  const c = parseNatsCredentials(readFileSync(file, 'utf8'));
-  return c.kind === 'creds' ? credsAuthenticator(c.bytes) : nkeyAuthenticator(c.seed);
-}
-
 /**
  * The exchange starts while NATS is down (its events wait in the outbox):
  * the connection is made in the background, and the stream is made (or
@@ -83,42 +80,28 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   static async connect(o: JetStreamOptions): Promise<JetStreamPublisher> {
-    const url = new URL(o.url);
-    // The first connection is waited for without end (waitOnFirstConnect),
-    // and the client says nothing while it tries: a server that is down, or a
-    // TLS certificate this process does not trust, would be silent.
-    const started = Date.now();
-    const waiting = setInterval(() => {
-      o.logger.warn(
-        { server: `${url.hostname}:${url.port || '4222'}`, waitingMs: Date.now() - started },
-        'still connecting to NATS: is the server up, and is its TLS certificate trusted (NODE_EXTRA_CA_CERTS, deploy/nats/README.md)?',
-      );
-    }, 10_000);
-    waiting.unref();
-    const nc = await connect({
-      servers: `${url.hostname}:${url.port || '4222'}`,
-      // tls://: TLS or nothing (nats:// takes TLS too when the server requires it).
-      ...(url.protocol === 'tls:' ? { tls: {} } : {}),
+    const nc = await connectNats({
+      url: o.url,
+      creds:
+        o.credsFile === undefined
+          ? undefined
+          : parseNatsCredentials(readFileSync(o.credsFile, 'utf8')),
       name: 'gpux-exchange',
-      ...(url.username === ''
-        ? {}
-        : { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }),
-      ...(o.credsFile === undefined ? {} : { authenticator: authenticatorOf(o.credsFile) }),
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 200,
-      waitOnFirstConnect: true,
-    }).finally(() => clearInterval(waiting));
-    void (async () => {
-      for await (const s of nc.status()) {
-        if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
-          o.logger.warn(
-            { status: s.type, server: 'server' in s ? s.server : undefined },
-            `NATS ${s.type}`,
-          );
-        }
-      }
-    })();
+      reconnectWaitMs: 200,
+      logger: o.logger,
+    });
     return new JetStreamPublisher(nc, o);
+  }
+
+  /**
+   * The server as the start banner names it: its URL without a password,
+   * and whether this connection is encrypted (tls://, or a server that
+   * requires or offers TLS: the client takes it then).
+   */
+  describe(): string {
+    const info = this.nc.info;
+    const tls = info?.tls_required === true || info?.tls_available === true;
+    return `${describeNats(this.o.url)}, ${tls ? 'TLS' : 'no TLS'}`;
   }
 
   /** The stream, made or brought up to this configuration. */

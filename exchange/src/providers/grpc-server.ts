@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 
 import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { ServiceError, handleUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { AgentServiceService } from '@gpux/proto';
+import { AgentServiceService, RETRY_AFTER_MS, grpcStatusOf } from '@gpux/proto';
 import type { AgentServiceServer, AttachRequest, AttachResponse } from '@gpux/proto';
 import { GpuxError } from '@gpux/shared';
 
@@ -161,29 +161,38 @@ function unary<Req extends { clusterId: string }, Res>(
       })
       .then(
         (response) => callback(null, response),
-        (err: unknown) => callback(toServiceError(ctx, method, err)),
+        (err: unknown) => callback(toServiceError(ctx.logger, method, err)),
       )
       .finally(() => leave?.());
   };
 }
 
-function toServiceError(ctx: ServiceContext, method: string, err: unknown): Partial<ServiceError> {
-  if (err instanceof AgentCallError) {
-    if (err.retryAfterMs === undefined)
-      return { code: err.code, details: err.message, message: err.message };
-    // The agent reads the time to wait from the trailing metadata (docs/providers.md).
-    const trailers = new Metadata();
-    trailers.set(RETRY_AFTER_MS, String(err.retryAfterMs));
-    return { code: err.code, details: err.message, message: err.message, metadata: trailers };
+/** A status with its message, and the wait in the trailing metadata when there is one. */
+function answer(code: status, message: string, retryAfterMs?: number): Partial<ServiceError> {
+  if (retryAfterMs === undefined) return { code, details: message, message };
+  // The agent reads the time to wait from the trailing metadata (docs/providers.md).
+  const trailers = new Metadata();
+  trailers.set(RETRY_AFTER_MS, String(retryAfterMs));
+  return { code, details: message, message, metadata: trailers };
+}
+
+/**
+ * What is thrown → the gRPC status the agent gets: AgentCallError names its
+ * status; a typed error of the catalogue (GpuxError) is answered by the one
+ * table of proto/src/error-status.ts; anything else is INTERNAL, logged here
+ * and not disclosed.
+ */
+export function toServiceError(
+  logger: Pick<ServiceContext['logger'], 'error'>,
+  method: string,
+  err: unknown,
+): Partial<ServiceError> {
+  if (err instanceof AgentCallError) return answer(err.code, err.message, err.retryAfterMs);
+  if (err instanceof GpuxError) {
+    const code = grpcStatusOf(err.code);
+    if (code !== status.INTERNAL) return answer(code, err.message);
   }
-  // A rule of the API the request broke (a bad price, a time in the wrong form).
-  if (err instanceof GpuxError && err.status < 500) {
-    return { code: status.INVALID_ARGUMENT, details: err.message, message: err.message };
-  }
-  if (err instanceof GpuxError && err.code === 'unavailable') {
-    return { code: status.UNAVAILABLE, details: err.message, message: err.message };
-  }
-  ctx.logger.error({ err, method }, 'agent call failed');
+  logger.error({ err, method }, 'agent call failed');
   return { code: status.INTERNAL, details: 'internal error', message: 'internal error' };
 }
 
@@ -191,7 +200,7 @@ function toServiceError(ctx: ServiceContext, method: string, err: unknown): Part
 const CLOSE_DEADLINE_MS = 5_000;
 
 /** The trailing metadata key of the milliseconds to wait after RESOURCE_EXHAUSTED. */
-export const RETRY_AFTER_MS = 'retry-after-ms';
+export { RETRY_AFTER_MS };
 
 /** A heartbeat's nodes, checked against its cluster: its own hostnames, each once. */
 function reportedNodes(
