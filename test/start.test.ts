@@ -69,7 +69,9 @@ describe('exchange process', () => {
     expect(output).toMatch(/database: embedded PGlite in .*pgdata, migrations applied: 1/);
   });
 
-  it('says in its banner what it is connected to: the in-process bus, gRPC without TLS', () => {
+  it('says in its banner what it is connected to: the in-process bus, gRPC without TLS', async () => {
+    // The gRPC line follows the URL line.
+    await waitForOutput(/^agents' gRPC service on port/m);
     expect(output).toMatch(/^events: the in-process bus/m);
     expect(output).toMatch(/^agents' gRPC service on port [1-9]\d* of 127\.0\.0\.1, plain text/m);
   });

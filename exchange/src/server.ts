@@ -7,9 +7,10 @@
 // market at once or stands by (503 to customers, /readyz false) until the
 // owner's lease lapses or it hands over. Only as the owner does it apply
 // migrations, release abandoned Idempotency-Key claims, rebuild the books
-// (docs/architecture.md flow 5), relay the outbox to NATS JetStream or the in-process bus, sweep
-// silent nodes (D29) and seed the demo data: the parts in `startOwned`,
-// stopped again when the market is lost or the process drains (D34).
+// (docs/architecture.md flow 5), relay the outbox to NATS JetStream or the
+// in-process bus, sweep silent nodes (D29) and seed the demo data: the owned
+// part (owned-part.ts), stopped again when the market is lost or the process
+// drains (D34).
 
 import { mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -21,24 +22,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 
 import { Directory } from './accounts/directory.js';
-import { seedDemo } from './accounts/demo.js';
-import type { DemoTokens } from './accounts/demo.js';
+import { offerDemoNodes } from './accounts/demo-sells.js';
 import { buildApp } from './app.js';
-import { purgeIdempotencyKeys, releaseClaimsInProgress } from './auth/idempotency.js';
 import { newApiToken } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { checkMigrations, isApplied, migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
-import { BusPublisher } from './events/bus-publisher.js';
-import { JetStreamPublisher } from './events/jetstream-publisher.js';
-import { OutboxRelay } from './events/outbox-relay.js';
-import type { EventPublisher } from './events/publisher.js';
 import { SecretBox, loadOrCreateSecretKey } from './leases/secret-box.js';
 import type { Logger } from './logger.js';
 import { captureWrites } from './market/capture.js';
-import { Market } from './market/market.js';
+import type { Market } from './market/market.js';
 import { MarketOwnership } from './market/ownership.js';
 import type { Holder } from './market/ownership.js';
 import { Steward } from './market/steward.js';
@@ -48,6 +43,10 @@ import { MarketBackend } from './providers/agent-backend.js';
 import { startAgentHost } from './providers/agent-host.js';
 import type { AgentHost } from './providers/agent-host.js';
 import type { ProviderContext } from './providers/provider-context.js';
+import { startOwnedPart } from './owned-part.js';
+import type { Owned } from './owned-part.js';
+
+export type { Owned } from './owned-part.js';
 
 export interface ExchangeOptions {
   /** The app's pino logger: Fastify logs requests with it, every part of the exchange its own records. */
@@ -73,20 +72,6 @@ export interface ExchangeOptions {
    * process): the caller drains and exits. Unset: it is logged.
    */
   readonly onFatal?: (err: Error) => void;
-}
-
-/** What the process does as the market's owner (startOwned), and what it found at the start of it. */
-export interface Owned {
-  /** Migrations applied by this takeover (empty: the schema was up to date). */
-  readonly applied: readonly number[];
-  /** The demo accounts and cluster, when the demo data is on (D34). */
-  readonly demo: DemoTokens | undefined;
-  readonly market: Market;
-  readonly publisher: EventPublisher;
-  /** The books' epochs this process writes under (docs/ownership.md). */
-  readonly epochs: ReadonlyMap<string, number>;
-  /** Stop all of it (the reverse of its start). */
-  stop(): Promise<void>;
 }
 
 export interface Exchange {
@@ -343,84 +328,20 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     const url = urlOf(config.host, port);
     ownership.identity.url = url;
 
-    const startOwned = async (epochs: ReadonlyMap<string, number>): Promise<Owned> => {
-      const ownedStops: (() => Promise<void>)[] = [];
-      const stopOwned = async (): Promise<void> => {
-        for (const stop of ownedStops.reverse()) {
-          await stop().catch((err: unknown) => {
-            logger.error({ err }, 'stopping a part of the market failed');
-          });
-        }
-      };
-      try {
-        // The first takeover also reports what the start applied.
-        const applied = [...appliedAtStart.splice(0), ...(await migrate(db))];
-        // D23: claims left in progress by the last owner committed nothing,
-        // and it can commit nothing more (its epoch is past).
-        const released = await releaseClaimsInProgress(db);
-        if (released > 0)
-          logger.warn({ released }, 'released Idempotency-Keys left in progress by the last run');
-
-        // Every book is rebuilt from the database before the first request
-        // (docs/architecture.md flow 5).
-        const market = await Market.open(db, {
-          provisioningTimeoutMs: config.provisioningTimeoutMs,
+    const startOwned = (epochs: ReadonlyMap<string, number>): Promise<Owned> =>
+      startOwnedPart(
+        {
+          db,
+          config,
           logger,
-          fence: {
-            tokenFor: (books) => ownership.tokenFor(books),
-            fenced: () => role.steward?.lose(),
-          },
-        });
-        ownedStops.push(() => market.close());
-        market.onLeases((clusters) => grpc.invalidate(clusters));
-
-        const publisher: EventPublisher =
-          bus !== undefined
-            ? new BusPublisher(bus)
-            : await JetStreamPublisher.connect({
-                url: config.natsUrl ?? '',
-                credsFile: config.natsCredsFile,
-                stream: config.natsStream,
-                subjectRoot: config.natsSubjectRoot,
-                agentAckWaitMs: config.natsAckWaitMs,
-                logger,
-              });
-        ownedStops.push(() => publisher.close());
-        const relay = new OutboxRelay(db, publisher, { logger });
-        market.onEvents(() => relay.wake());
-        relay.start();
-        ownedStops.push(() => relay.close());
-
-        const part: Owned = {
-          applied,
-          demo: undefined,
-          market,
-          publisher,
-          epochs,
-          stop: stopOwned,
-        };
-        // D23: keys are kept 24 h; forget older ones once an hour.
-        const purge = setInterval(() => {
-          purgeIdempotencyKeys(db, Date.now()).catch((err: unknown) => {
-            logger.warn({ err }, 'forgetting expired Idempotency-Keys failed; next try in an hour');
-          });
-        }, 3_600_000);
-        purge.unref();
-        ownedStops.push(() => Promise.resolve(clearInterval(purge)));
-
-        // D34: demo data on the embedded database, or on PostgreSQL when asked for.
-        const demo =
-          config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;
-        logger.info(
-          { epochs: Object.fromEntries(epochs), applied },
-          'this process owns the market',
-        );
-        return { ...part, demo };
-      } catch (err) {
-        await stopOwned();
-        throw err;
-      }
-    };
+          appliedAtStart,
+          tokenFor: (books) => ownership.tokenFor(books),
+          fenced: () => role.steward?.lose(),
+          onLeases: (clusters) => grpc.invalidate(clusters),
+          bus,
+        },
+        epochs,
+      );
 
     const steward = new Steward<Owned>(
       ownership,
@@ -489,36 +410,5 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
       logger.error({ err: stopErr }, 'stopping after a failed start failed');
     });
     throw err;
-  }
-}
-
-/** Something to buy when no agent lists the demo cluster: two of its nodes. */
-async function offerDemoNodes(
-  app: FastifyInstance,
-  demo: DemoTokens,
-  db: Database,
-  logger: Logger,
-): Promise<void> {
-  const offered = await db.query(
-    'SELECT 1 FROM orders WHERE cluster_id = $1 AND book_state IS NOT NULL LIMIT 1',
-    [demo.clusterId],
-  );
-  if (offered.length > 0) return;
-  const sell = await app.inject({
-    method: 'POST',
-    url: '/v1/orders',
-    headers: { authorization: `Bearer ${demo.providerToken}` },
-    payload: {
-      side: 'sell',
-      gpu_type: 'h100',
-      zone: 'us-west-1',
-      gpu_count: 16,
-      duration_hours: 720,
-      limit_price: 2.5,
-      cluster_id: demo.clusterId,
-    },
-  });
-  if (sell.statusCode !== 200) {
-    logger.warn({ status: sell.statusCode, body: sell.body }, 'the demo sell order was refused');
   }
 }
