@@ -1,11 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import type { Database } from './database.js';
-import { MigrationError, migrate, migrationChecksum, readMigrations } from './migrate.js';
+import {
+  MigrationError,
+  checkMigrations,
+  migrate,
+  migrationChecksum,
+  readMigrations,
+} from './migrate.js';
 import { openPostgres } from './postgres.js';
 import { OPEN_TIMEOUT_MS, TEST_ENGINES, freshPostgres } from './testing/fresh-database.js';
 import type { FreshDatabase } from './testing/fresh-database.js';
@@ -121,6 +127,20 @@ describe.each(TEST_ENGINES)('migration checksums on %s', (_name, open) => {
     write('0001_a.sql', A);
     write('0003_c.sql', C);
     expect(await migrate(db, readMigrations(dir))).toEqual([4]);
+  });
+
+  it('refuses a schema newer than the build, naming the versions, and applies nothing', async () => {
+    write('0001_a.sql', A);
+    write('0002_b.sql', B);
+    await migrate(db, readMigrations(dir));
+    // An older build: it knows 0001 only, and comes with a file of its own.
+    rmSync(join(dir, '0002_b.sql'));
+    const refused = migrate(db, readMigrations(dir));
+    await expect(refused).rejects.toThrow(MigrationError);
+    const message = await refused.catch((err: Error) => err.message);
+    expect(message).toMatch(/newer than this build: it has 0002_b applied/);
+    expect(message).toMatch(/newest migration is 0001_a\.sql/);
+    await expect(checkMigrations(db, readMigrations(dir))).rejects.toThrow(MigrationError);
   });
 
   it('fills the checksum of rows applied before it was recorded from the file, once', async () => {

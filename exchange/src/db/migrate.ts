@@ -148,12 +148,27 @@ async function fillMissingChecksums(
   }
 }
 
-/** Throws a MigrationError naming every applied file whose text changed since it ran. */
+/**
+ * Throws a MigrationError naming every applied file whose text changed since
+ * it ran, or the migrations applied that this build does not have (a newer
+ * build ran on this database: an older one would write a schema it does not
+ * know, docs/operations.md "Upgrade and rollback").
+ */
 async function refuseChangedFiles(tx: Queryable, migrations: readonly Migration[]): Promise<void> {
-  const applied = await tx.query<{ version: number; checksum: string | null }>(
-    'SELECT version, checksum FROM schema_migrations ORDER BY version',
+  const applied = await tx.query<{ version: number; name: string; checksum: string | null }>(
+    'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
   );
   const byVersion = new Map(migrations.map((m) => [m.version, m]));
+  const unknown = applied.filter((row) => !byVersion.has(row.version));
+  if (unknown.length > 0) {
+    const newest = migrations[migrations.length - 1];
+    const names = unknown.map((r) => `${String(r.version).padStart(4, '0')}_${r.name}`);
+    throw new MigrationError(
+      `refusing to start: this database's schema is newer than this build: it has ${names.join(', ')} applied, ` +
+        `and this build's newest migration is ${newest?.file ?? 'none'}. ` +
+        'Run the build that applied them (or a newer one), or restore a backup taken before them.',
+    );
+  }
   const changed: string[] = [];
   for (const row of applied) {
     const m = byVersion.get(row.version);
