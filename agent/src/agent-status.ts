@@ -26,8 +26,14 @@ export interface AgentStatus {
   readonly lastReconcile: ReconcileResult | undefined;
   /** Leases with SSH endpoints here (provisioning or provisioned). */
   readonly leases: number;
-  /** Events being handled. */
+  /** Events being handled (acked once their lease's work is done, D29). */
   readonly eventsInFlight: number;
+  /** Leases with work waiting, under way, or waiting out a retry's backoff (the lease queue). */
+  readonly leaseWork: {
+    readonly queued: number;
+    readonly running: number;
+    readonly retrying: number;
+  };
   readonly ssh: {
     readonly address: string;
     readonly hostKeyFingerprint: string | undefined;

@@ -31,6 +31,7 @@ export interface AgentOptions {
   readonly askPrice?: string | undefined;
   readonly listHours?: number | undefined;
   readonly heartbeatSeconds?: number | undefined;
+  readonly drainTimeoutSeconds?: number | undefined;
   readonly stateDir?: string | undefined;
   readonly simulatedAllowRemote?: boolean | undefined;
   readonly simulatedProvisionDelayMs?: number | undefined;
@@ -94,6 +95,8 @@ export interface AgentConfig {
   readonly askCents: number | undefined;
   readonly listHours: number;
   readonly heartbeatIntervalMs: number;
+  /** GPUX_DRAIN_TIMEOUT_SECONDS: how long a stop waits for lease work in flight. */
+  readonly drainTimeoutMs: number;
   readonly stateDir: string;
   readonly simulatedAllowRemote: boolean;
   readonly simulatedProvisionDelayMs: number;
@@ -110,6 +113,7 @@ export const DEFAULTS = {
   sshListen: '127.0.0.1:2222',
   listHours: 168,
   heartbeatSeconds: 5,
+  drainTimeoutSeconds: 30,
   stateDir: '.gpux/agent',
   simulatedAllowRemote: false,
   simulatedProvisionDelayMs: 0,
@@ -357,6 +361,14 @@ export function compileAgentConfig(
     1,
     300,
   );
+  const drainTimeoutSeconds = between(
+    problems,
+    'GPUX_DRAIN_TIMEOUT_SECONDS',
+    options.drainTimeoutSeconds,
+    DEFAULTS.drainTimeoutSeconds,
+    0,
+    3600,
+  );
   const simulatedProvisionDelayMs = between(
     problems,
     'GPUX_SIMULATED_PROVISION_DELAY_MS',
@@ -390,6 +402,7 @@ export function compileAgentConfig(
     askCents,
     listHours,
     heartbeatIntervalMs,
+    drainTimeoutMs: drainTimeoutSeconds * 1000,
     stateDir: options.stateDir ?? DEFAULTS.stateDir,
     simulatedAllowRemote,
     simulatedProvisionDelayMs,

@@ -67,6 +67,7 @@ export function optionsFromEnv(env: Env, problems: string[]): AgentOptions {
     askPrice: value('GPUX_ASK_PRICE'),
     listHours: integer('GPUX_LIST_HOURS'),
     heartbeatSeconds: integer('GPUX_HEARTBEAT_SECONDS'),
+    drainTimeoutSeconds: integer('GPUX_DRAIN_TIMEOUT_SECONDS'),
     stateDir: value('GPUX_STATE_DIR'),
     simulatedAllowRemote: flag('GPUX_SIMULATED_ALLOW_REMOTE'),
     simulatedProvisionDelayMs: integer('GPUX_SIMULATED_PROVISION_DELAY_MS'),

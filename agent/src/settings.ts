@@ -63,6 +63,12 @@ export const AGENT_SETTINGS: readonly SettingDoc[] = [
     description: 'heartbeat interval (1 to 300); the exchange marks nodes offline after 3 (D29)',
   },
   {
+    name: 'GPUX_DRAIN_TIMEOUT_SECONDS',
+    default: '30',
+    description:
+      'on SIGTERM, how long lease work in flight may take to finish (0 to 3600); what is unfinished then is taken up by reconciliation at the next start',
+  },
+  {
     name: 'GPUX_STATE_DIR',
     default: '.gpux/agent',
     description: 'workspaces, revoked leases, reports, status.json and the SSH host key',
@@ -164,7 +170,8 @@ export function helpText(): string {
     '',
     ...rows,
     '',
-    'SIGTERM drains: no new events are taken, work in flight finishes, exit 0.',
+    'SIGTERM drains: no new events are taken, lease work in flight gets',
+    'GPUX_DRAIN_TIMEOUT_SECONDS to finish (the rest waits for the next start), exit 0.',
     '',
   ].join('\n');
 }
