@@ -62,11 +62,12 @@ export class LeaseDirectory implements EndpointDirectory {
     return this.leases.size;
   }
 
-  /** Leases this agent holds endpoints for (provisioning or provisioned, not ended). */
+  /** The nodes of the leases held here (provisioning or provisioned, not ended): the seller's view. */
   leasedHostnames(): Set<string> {
     const hosts = new Set<string>();
+    const now = this.now();
     for (const e of this.leases.values()) {
-      if (e.state === 'unavailable') continue;
+      if (e.state === 'unavailable' || now >= e.lease.endMs) continue;
       for (const n of e.lease.nodes) hosts.add(n.hostname);
     }
     return hosts;

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -152,6 +152,20 @@ describe('lease worker', () => {
     expect(restarted.tombstones.get(LEASE)?.untilMs).toBe(lease.endMs);
     expect(await outcome(restarted.worker.provision(lease))).toBe('revoked');
     expect(restarted.exchange.of('reportProvisioned')).toEqual([]);
+  });
+
+  it('a lease whose tombstone cannot be read counts as revoked: never provisioned (D30)', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'gpux-worker-'));
+    mkdirSync(join(stateDir, 'revoked'));
+    writeFileSync(join(stateDir, 'revoked', `${LEASE}.json`), '{"untilMs":');
+    const { exchange, worker, workspace } = await setUp(stateDir);
+    expect(await outcome(worker.provision(lease))).toBe('revoked');
+    expect(existsSync(workspace)).toBe(false);
+    expect(exchange.of('reportProvisioned')).toEqual([]);
+    // Its end is known now: a whole tombstone until then takes the unreadable one's place.
+    expect(readFileSync(join(stateDir, 'revoked', `${LEASE}.json`), 'utf8')).toContain(
+      `"untilMs":${lease.endMs}`,
+    );
   });
 
   it('revocation order: SSH sessions first, then what they left running, the workspace, then ReportRevoked', async () => {

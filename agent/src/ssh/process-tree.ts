@@ -113,6 +113,8 @@ export interface KillOptions {
   /** How long SIGHUP gets before SIGKILL. */
   readonly graceMs: number;
   readonly procRoot?: string;
+  /** How long each SIGKILL round waits for the members to go. Default 5 s. */
+  readonly killWaitMs?: number;
   /** process.kill (tests give another). */
   readonly kill?: (pid: number, signal: NodeJS.Signals) => void;
 }
@@ -163,10 +165,11 @@ export async function killSessions(
     const leader = await readStat(ref.sid, procRoot);
     if (leader?.startTime === ref.startTime) signal(ref.sid, 'SIGHUP');
   }
+  const killWaitMs = options.killWaitMs ?? KILL_WAIT_MS;
   const rounds: [NodeJS.Signals, number][] = [
     ['SIGHUP', options.graceMs],
-    ['SIGKILL', KILL_WAIT_MS],
-    ['SIGKILL', KILL_WAIT_MS],
+    ['SIGKILL', killWaitMs],
+    ['SIGKILL', killWaitMs],
   ];
   for (const [sig, waitMs] of rounds) {
     const members = membersOf(await readProcesses(procRoot), refs).members;
