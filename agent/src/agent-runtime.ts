@@ -288,9 +288,9 @@ export function startRuntime(parts: AgentParts): AgentHandle {
       throw err;
     },
   );
-  // Whoever holds the handle awaits `done` (where a failure is reported);
-  // `ready` must not also be an unhandled rejection.
-  ready.catch(() => undefined);
+  // A failure of `ready` is logged above ('agent failed') and rejects `done`,
+  // which whoever holds the handle awaits: it must not also be an unhandled rejection.
+  ready.catch((_err: unknown) => undefined);
 
   let stopPromise: Promise<void> | undefined;
   return {

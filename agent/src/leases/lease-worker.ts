@@ -108,7 +108,11 @@ export class LeaseWorker {
         this.o.directory.starting(lease);
         ({ access, changed } = await this.o.provisioner.provision(lease, signal));
       } catch (err) {
-        if (revoked.signal.aborted) return { outcome: 'revoked' };
+        if (revoked.signal.aborted) {
+          // Stopped by its revocation (D30): what it left is the revocation's to remove.
+          this.o.logger.debug({ leaseId: id, err }, 'provisioning stopped: the lease is revoked');
+          return { outcome: 'revoked' };
+        }
         if (err instanceof ProvisionError && err.permanent) {
           return { outcome: await this.fail(lease, err) };
         }
