@@ -33,6 +33,7 @@ import { LeaseWorker } from './leases/lease-worker.js';
 import { Reconciler } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
 import type { Logger } from './logger.js';
+import type { Workspace } from './provisioner/provisioner.js';
 import { openProvisioner } from './provisioners.js';
 import { Seller } from './selling/seller.js';
 import { SessionBackends, sessionBackendOf } from './sessions.js';
@@ -86,10 +87,12 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
   const directory = new LeaseDirectory(sessions);
   // Leases provisioned before a restart keep their SSH access from the first
   // moment, whether the exchange answers or not (D30).
+  const restored: Workspace[] = [];
   try {
     for (const w of await provisioner.list()) {
       if (w.lease !== undefined && w.access !== undefined && !tombstones.has(w.leaseId)) {
         directory.ready(w.lease, w.access);
+        restored.push(w);
       }
     }
   } catch (err) {
@@ -164,6 +167,11 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     onLeaseEnded: () => heartbeat.nudge(),
   });
   const leases = new LeaseQueue({ worker, logger });
+  // Their tokens are refreshed in time (D28), whether the exchange answers yet or not.
+  for (const w of restored) {
+    const due = w.access?.refreshAtMs;
+    if (w.lease !== undefined && due !== undefined) leases.refreshAt(w.lease, due);
+  }
   const reconciler = new Reconciler({
     clusterId,
     exchange,

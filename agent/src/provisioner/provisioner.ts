@@ -44,6 +44,19 @@ export interface NodeAccess {
   readonly workspace: WorkspaceTarget;
 }
 
+/** The lease's nodes as NodeAccess, the k-th (1-based) node's sessions running where `workspaceOf` says. */
+export function nodeAccessOf(
+  lease: LeaseSpec,
+  workspaceOf: (node: LeaseSpec['nodes'][number], k: number) => WorkspaceTarget,
+): NodeAccess[] {
+  return lease.nodes.map((n, i) => ({
+    hostname: n.hostname,
+    sshUser: n.sshUser,
+    nodeIndex: i + 1,
+    workspace: workspaceOf(n, i + 1),
+  }));
+}
+
 export interface LeaseAccess {
   readonly leaseId: string;
   readonly nodes: readonly NodeAccess[];

@@ -23,7 +23,7 @@ import { UnreadableRecordError, readJsonFile, writeFileAtomic } from '../state/a
 import { buildKubeconfig } from './kubeconfig.js';
 import { isLeaseSpec } from './lease-spec.js';
 import type { LeaseSpec } from './lease-spec.js';
-import { ProvisionError, checkLeaseNodes } from './provisioner.js';
+import { ProvisionError, checkLeaseNodes, nodeAccessOf } from './provisioner.js';
 import type { LeaseAccess, ProvisionResult, Provisioner, Workspace } from './provisioner.js';
 
 export interface SimulatedProvisionerOptions {
@@ -207,25 +207,20 @@ export class SimulatedProvisioner implements Provisioner {
     const dir = this.dirOf(lease.leaseId);
     return {
       leaseId: lease.leaseId,
-      nodes: lease.nodes.map((n, i) => ({
-        hostname: n.hostname,
-        sshUser: n.sshUser,
-        nodeIndex: i + 1,
-        workspace: {
-          kind: 'directory',
-          dir: join(dir, n.sshUser),
-          // The sessions' whole environment: never the agent's own, which holds its token.
-          env: {
-            PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
-            LANG: 'C.UTF-8',
-            SHELL: '/bin/bash',
-            USER: n.sshUser,
-            LOGNAME: n.sshUser,
-            KUBECONFIG: join(dir, 'kubeconfig.yaml'),
-            GPUX_LEASE_ID: lease.leaseId,
-            GPUX_NAMESPACE: lease.namespace,
-            GPUX_NODE: n.hostname,
-          },
+      nodes: nodeAccessOf(lease, (n) => ({
+        kind: 'directory',
+        dir: join(dir, n.sshUser),
+        // The sessions' whole environment: never the agent's own, which holds its token.
+        env: {
+          PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+          LANG: 'C.UTF-8',
+          SHELL: '/bin/bash',
+          USER: n.sshUser,
+          LOGNAME: n.sshUser,
+          KUBECONFIG: join(dir, 'kubeconfig.yaml'),
+          GPUX_LEASE_ID: lease.leaseId,
+          GPUX_NAMESPACE: lease.namespace,
+          GPUX_NODE: n.hostname,
         },
       })),
       kubeconfig: this.kubeconfig(record),

@@ -31,7 +31,7 @@ import type { Logger } from '../../logger.js';
 import { buildKubeconfig } from '../kubeconfig.js';
 import { isLeaseSpec } from '../lease-spec.js';
 import type { LeaseSpec } from '../lease-spec.js';
-import { ProvisionError, checkLeaseNodes } from '../provisioner.js';
+import { ProvisionError, checkLeaseNodes, nodeAccessOf } from '../provisioner.js';
 import type { LeaseAccess, ProvisionResult, Provisioner, Workspace } from '../provisioner.js';
 import type { KubeClient } from './kube-client.js';
 import { merged } from './kube-client.js';
@@ -369,18 +369,13 @@ export class KubernetesProvisioner implements Provisioner {
     });
     return {
       leaseId: lease.leaseId,
-      nodes: lease.nodes.map((n, i) => ({
+      nodes: nodeAccessOf(lease, (n, k) => ({
+        kind: 'pod',
+        kube: this.o.kube,
+        leaseId: lease.leaseId,
+        namespace: lease.namespace,
+        nodeIndex: k,
         hostname: n.hostname,
-        sshUser: n.sshUser,
-        nodeIndex: i + 1,
-        workspace: {
-          kind: 'pod',
-          kube: this.o.kube,
-          leaseId: lease.leaseId,
-          namespace: lease.namespace,
-          nodeIndex: i + 1,
-          hostname: n.hostname,
-        },
       })),
       kubeconfig,
       madeMs: token.issuedMs,
