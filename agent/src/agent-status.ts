@@ -1,6 +1,6 @@
 // What the agent is doing, for `gpux start` (AgentHandle.status()) and for
-// operators and scripts (<stateDir>/status.json, rewritten at every
-// heartbeat and reconciliation).
+// operators and scripts (<stateDir>/status.json, rewritten every heartbeat
+// interval and after each reconciliation).
 
 import type { ProvisionerKind } from './config.js';
 import type { ExchangePacingStatus } from './exchange/paced-exchange.js';
