@@ -8,7 +8,7 @@
 // places the customer's pods, and SSH sessions exec into the workspace pods.
 
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,20 +16,19 @@ import { join } from 'node:path';
 import type { Duplex, PassThrough } from 'node:stream';
 
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Deployment, V1Namespace } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { planReconciliation } from '../agent/src/leases/reconcile-plan.js';
 import { SILENT_LOGGER } from '../agent/src/logger.js';
+import type { Logger } from '../agent/src/logger.js';
 import type { LeaseSpec } from '../agent/src/provisioner/lease-spec.js';
 import { PROVISIONER_CALLS } from '../agent/src/provisioner/kubernetes/calls.js';
-import { KubeClient, statusOf } from '../agent/src/provisioner/kubernetes/kube-client.js';
+import { KubeClient, contains, statusOf } from '../agent/src/provisioner/kubernetes/kube-client.js';
 import type { EnsureResult, ObjectRef } from '../agent/src/provisioner/kubernetes/kube-client.js';
+import { KubernetesProvisioner } from '../agent/src/provisioner/kubernetes/kubernetes-provisioner.js';
 import {
-  KubernetesProvisioner,
-  contains,
-} from '../agent/src/provisioner/kubernetes/kubernetes-provisioner.js';
-import {
+  LEASE_SPEC_ANNOTATION,
   anchorSecretObject,
   leaseTolerations,
   limitRangeObject,
@@ -41,6 +40,7 @@ import {
   workspaceObject,
 } from '../agent/src/provisioner/kubernetes/objects.js';
 import { PodExecBackend } from '../agent/src/provisioner/kubernetes/pod-exec-backend.js';
+import type { LeaseAccess } from '../agent/src/provisioner/provisioner.js';
 import { AGENT_CLUSTER_RULES } from '../agent/src/provisioner/kubernetes/permissions.js';
 import { AdmissionWebhookServer } from '../agent/src/provisioner/kubernetes/webhook-server.js';
 import type { ExecHandle, SessionExit, ShellHandle } from '../agent/src/ssh/index.js';
@@ -79,16 +79,15 @@ function leaseOf(nodes: string[], hours = 2): LeaseSpec {
 
 function provisioner(
   kube: KubeClient = new KubeClient(agentKubeconfig),
-  extra: { now?: () => number; onAccessChanged?: (id: string) => void } = {},
-): KubernetesProvisioner<PodExecBackend> {
-  const p = new KubernetesProvisioner<PodExecBackend>({
+  extra: { now?: () => number; logger?: Logger } = {},
+): KubernetesProvisioner {
+  const p = new KubernetesProvisioner({
     kube,
     clusterId: 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa',
     stateDir,
     publicServer: double.url,
     caPem: double.caPem,
     workspace: WORKSPACE,
-    backendFactory: (target) => new PodExecBackend(kube, target),
     logger: SILENT_LOGGER,
     pollMs: 20,
     scheduleTimeoutMs: 20_000,
@@ -157,9 +156,16 @@ async function runExec(h: ExecHandle): Promise<{ out: string; err: string; exit:
   return { out, err, exit };
 }
 
+/** What SSH sessions of the k-th node (1-based) exec into: its workspace pod (sessions.ts). */
+function sessionsOf(access: LeaseAccess, k = 1): PodExecBackend {
+  const target = access.nodes[k - 1]?.workspace;
+  if (target?.kind !== 'pod') throw new Error(`node ${k} has no workspace pod`);
+  return new PodExecBackend(target);
+}
+
 /** The reconciliation's decision (D30) from what the provisioner lists now. */
 async function reconcilePlan(
-  p: KubernetesProvisioner<PodExecBackend>,
+  p: KubernetesProvisioner,
   live: LeaseSpec[],
   { status = 'provisioning', reportedAtMs = new Map<string, number>() } = {},
 ) {
@@ -495,8 +501,8 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     expect(spec.nodeName).toBe('node-d');
 
     // SSH now says the workspace was scaled away, at once; reconciliation does not scale it back.
-    const backend = access.nodes[0]?.backend;
-    const r = await runExec(await backend!.exec({ env: {}, command: 'echo hi' }));
+    const backend = sessionsOf(access);
+    const r = await runExec(await backend.exec({ env: {}, command: 'echo hi' }));
     expect(r.exit).toEqual({ code: 69 });
     expect(r.err).toContain('workspace scaled to zero');
     await p.provision(lease);
@@ -515,7 +521,7 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     const lease = leaseOf(['node-e']);
     const p = provisioner();
     const { access } = await p.provision(lease);
-    const backend = access.nodes[0]!.backend;
+    const backend = sessionsOf(access);
     const r = await runExec(
       await backend.exec({
         env: { LANG: 'C.UTF-8' },
@@ -553,18 +559,20 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     expect(await exitOf(shell)).toEqual({ code: 7 });
     expect(out).toContain('on-a-tty');
 
-    // Revocation ends open sessions at once.
+    // Revocation ends open sessions at once: the agent ends what they left
+    // running (the gateway has closed the sessions), then the lease's objects.
     const long = await backend.exec({ env: {}, command: 'sleep 60' });
     const ended = exitOf(long);
-    await p.revoke(lease.leaseId);
+    await backend.terminate();
     expect((await ended).code).not.toBe(0);
+    await p.revoke(lease.leaseId);
   });
 
   it('ssh -L is a port-forward into the workspace pod: its own ports only, closed when nothing listens', async () => {
     const lease = leaseOf(['node-e']);
     const p = provisioner();
     const { access } = await p.provision(lease);
-    const backend = access.nodes[0]!.backend;
+    const backend = sessionsOf(access);
     // A server in the pod: the double's pods share this machine's loopback.
     const server = createServer((c) => {
       c.once('data', (d: Buffer) => c.end(`pod got ${d.toString()}`));
@@ -747,28 +755,62 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     });
   });
 
-  it('a token the server caps before the lease end is refreshed, and the new kubeconfig reported', async () => {
+  it('a token the server caps before the lease end is due for refresh; provisioning then mints the new kubeconfig (D28)', async () => {
     const lease = leaseOf(['node-c'], 48); // longer than the double's 24 h cap
     let offsetMs = 0;
-    const changedLeases: string[] = [];
-    const p = provisioner(new KubeClient(agentKubeconfig), {
-      now: () => Date.now() + offsetMs,
-      onAccessChanged: (id) => changedLeases.push(id),
-    });
+    const p = provisioner(new KubeClient(agentKubeconfig), { now: () => Date.now() + offsetMs });
     const first = await p.provision(lease);
     expect(first.access.kubeconfig).toMatch(/token expires at/);
-    // 80% of the token's life later, reconciliation or the timer asks again.
-    offsetMs = 20 * 3_600_000;
-    await p.list(); // schedules the refresh, due now
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(changedLeases).toContain(lease.leaseId);
+    // Due at 80% of the token's life (the agent's lease queue provisions it again then).
+    const due = first.access.refreshAtMs;
+    expect(due).toBeDefined();
+    expect(due).toBeLessThan(lease.endMs);
+    expect((await p.list()).find((w) => w.leaseId === lease.leaseId)?.access?.refreshAtMs).toBe(
+      due,
+    );
+    // Before then, provisioning again changes nothing.
+    expect((await p.provision(lease)).changed).toBe(false);
+    offsetMs = (due ?? 0) - Date.now() + 1_000;
     const second = await p.provision(lease);
     expect(second.changed).toBe(true);
     expect(second.access.kubeconfig).not.toBe(first.access.kubeconfig);
+    expect(second.access.refreshAtMs).toBeGreaterThan(due ?? 0);
     const { core } = leaseClient(second.access.kubeconfig);
     expect(await codeOf(core.listNamespacedPod({ namespace: lease.namespace }))).toBe(200);
     await p.revoke(lease.leaseId);
     expect(await codeOf(core.listNamespacedPod({ namespace: lease.namespace }))).toBe(401);
+  });
+
+  it('an unreadable token file or lease record is logged and provisioned anew, never trusted', async () => {
+    const warned: string[] = [];
+    const logger: Logger = {
+      ...SILENT_LOGGER,
+      warn: (_o: object | string, msg?: string) => void warned.push(msg ?? ''),
+    };
+    const lease = leaseOf(['node-a']);
+    const p = provisioner(new KubeClient(agentKubeconfig), { logger });
+    const first = await p.provision(lease);
+    writeFileSync(join(stateDir, 'kubernetes', 'tokens', `${lease.leaseId}.json`), '{"token":');
+    await new KubeClient(agentKubeconfig).modify<V1Namespace>(
+      { apiVersion: 'v1', kind: 'Namespace', name: lease.namespace },
+      (n) => ({
+        ...n,
+        metadata: {
+          ...n.metadata,
+          annotations: { ...n.metadata?.annotations, [LEASE_SPEC_ANNOTATION]: '{not json' },
+        },
+      }),
+    );
+    // Listed unfinished, lease unknown: reconciliation provisions it again (or revokes it).
+    const w = (await p.list()).find((x) => x.leaseId === lease.leaseId);
+    expect(w).toEqual({ leaseId: lease.leaseId, lease: undefined, access: undefined });
+    expect(warned).toEqual([`the lease record on namespace ${lease.namespace} is not JSON`]);
+    const again = await p.provision(lease);
+    expect(warned.at(-1)).toBe('lease token file unreadable; a new token is asked for');
+    expect(again.changed).toBe(true);
+    expect(again.access.kubeconfig).not.toBe(first.access.kubeconfig);
+    expect((await p.list()).find((x) => x.leaseId === lease.leaseId)?.lease).toEqual(lease);
+    await p.revoke(lease.leaseId);
   });
 
   it('a refreshed token whose report a restart cut off is reported at the next reconciliation (D28, D30)', async () => {
@@ -798,7 +840,6 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
       reportedAtMs: answered,
     });
     expect(after.stale).toEqual([]);
-    restarted.close();
     await restarted.revoke(lease.leaseId);
   });
 

@@ -1,6 +1,6 @@
 // What the agent is doing, for `gpux start` (AgentHandle.status()) and for
-// operators and scripts (<stateDir>/status.json, rewritten at every
-// heartbeat and reconciliation).
+// operators and scripts (<stateDir>/status.json, rewritten every heartbeat
+// interval and after each reconciliation).
 
 import type { ProvisionerKind } from './config.js';
 import type { ExchangePacingStatus } from './exchange/paced-exchange.js';
@@ -26,8 +26,14 @@ export interface AgentStatus {
   readonly lastReconcile: ReconcileResult | undefined;
   /** Leases with SSH endpoints here (provisioning or provisioned). */
   readonly leases: number;
-  /** Events being handled. */
+  /** Events being handled (acked once their lease's work is done, D29). */
   readonly eventsInFlight: number;
+  /** Leases with work waiting, under way, or waiting out a retry's backoff (the lease queue). */
+  readonly leaseWork: {
+    readonly queued: number;
+    readonly running: number;
+    readonly retrying: number;
+  };
   readonly ssh: {
     readonly address: string;
     readonly hostKeyFingerprint: string | undefined;

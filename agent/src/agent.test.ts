@@ -74,10 +74,16 @@ async function start(
   askPrice?: string,
   prepare: (exchange: FakeExchange) => void = () => undefined,
   logger?: Logger,
+  more: {
+    stateDir?: string;
+    bus?: InProcessBus;
+    simulatedProvisionDelayMs?: number;
+    drainTimeoutSeconds?: number;
+  } = {},
 ) {
-  const stateDir = mkdtempSync(join(tmpdir(), 'gpux-agent-'));
+  const stateDir = more.stateDir ?? mkdtempSync(join(tmpdir(), 'gpux-agent-'));
   cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-  const bus = new InProcessBus();
+  const bus = more.bus ?? new InProcessBus();
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
   prepare(exchange);
   const config = compileAgentConfig(
@@ -90,6 +96,8 @@ async function start(
       heartbeatSeconds: 1,
       stateDir,
       askPrice,
+      simulatedProvisionDelayMs: more.simulatedProvisionDelayMs,
+      drainTimeoutSeconds: more.drainTimeoutSeconds,
     },
     { inProcessBus: true },
   );
@@ -266,6 +274,58 @@ describe('agent in process (gpux start, D34)', () => {
     expect(written.lastHeartbeat).toMatchObject({ ok: false });
     expect(written.lastHeartbeat?.error).toContain(message);
     expect(written.exchange.refused[0]).toMatchObject({ method: 'Heartbeat', message });
+  });
+
+  it('stop() waits for lease work at most the drain deadline; the unfinished event is handed back and the next start provisions the lease (D30)', async () => {
+    const { logger, lines } = recording();
+    // A provisioning that would take ten minutes; a drain deadline of one second.
+    const first = await start(undefined, () => undefined, logger, {
+      simulatedProvisionDelayMs: 600_000,
+      drainTimeoutSeconds: 1,
+    });
+    const event = provisionEvent('evt_slow');
+    first.bus.publish(SUBJECTS.leaseProvision(CLUSTER), event.event_id, JSON.stringify(event));
+    const record = join(first.stateDir, 'workspaces', LEASE, 'lease.json');
+    await until('provisioning under way', () => existsSync(record));
+    const stoppedAt = Date.now();
+    await first.agent.stop();
+    await first.agent.done;
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(first.agent.status().phase).toBe('stopped');
+    expect(lines.map((l) => l.msg)).toContain(
+      'stopped with lease work unfinished; reconciliation takes it up at the next start',
+    );
+    // Not acked: delivered again (the bus would, at the next start's consumer).
+    const consumer = first.bus.consumer(`agent_${CLUSTER}`, { filterSubject: '' });
+    expect(consumer.unacked).toBe(1);
+    expect(first.exchange.of('reportProvisioned')).toEqual([]);
+
+    // The next start (same state directory, a fresh bus: the event is gone with
+    // the process) finds the half-made workspace and the live lease, and provisions it.
+    const lease = provisionEvent('evt_slow');
+    const second = await start(
+      undefined,
+      (e) => {
+        e.leases = [
+          {
+            leaseId: LEASE,
+            namespace: lease.namespace,
+            leaseUser: lease.lease_user,
+            nodes: lease.nodes.map((n) => ({ hostname: n.hostname, sshUser: n.ssh_user })),
+            gpuCount: lease.gpu_count,
+            startTime: new Date(lease.start_ms),
+            endTime: new Date(lease.end_ms),
+            sshPublicKeys: [...lease.ssh_public_keys],
+            status: 'provisioning',
+            sourceLeaseId: '',
+          },
+        ];
+      },
+      undefined,
+      { stateDir: first.stateDir },
+    );
+    await until('reported', () => second.exchange.of('reportProvisioned').length === 1);
+    expect(JSON.parse(readFileSync(record, 'utf8'))).toMatchObject({ state: 'ready' });
   });
 
   it('stop() drains and resolves done; the status says stopped', async () => {

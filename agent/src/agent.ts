@@ -1,370 +1,218 @@
-// The agent (docs/architecture.md flows 2-4, D29-D31): attach to the exchange,
-// heartbeat with node health, keep free nodes listed, consume the cluster's
-// lease events, reconcile at start and every few seconds, drain on stop.
-// `startAgent` is the programmatic entry: main.ts runs it as its own
-// process; `gpux start` runs it in the exchange's process with the
-// in-process bus injected.
+// The agent (D29-D31), built in one place from its settings: its memory of
+// leases, the provisioner PROVISIONER names, the SSH side (a session
+// backend per leased node, the gateway), the exchange client, the
+// heartbeat and the seller, the lease worker and the one queue all work on
+// leases goes through, the reconciler, and the cluster's event stream; then
+// agent-runtime.ts runs them. Every part is made once, after what it needs,
+// and handed what it needs when it is made. `startAgent` is the
+// programmatic entry: main.ts runs it as its own process; `gpux start` runs
+// it in the exchange's process with the in-process bus injected.
 
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
-import type { AttachResponse, EventSource, Node } from '@gpux/proto';
-import { NodeStatus } from '@gpux/proto';
+import type { HostFacts } from '@gpux/proto';
+import type { InProcessBus } from '@gpux/shared';
 
-import type { AgentPhase, AgentStatus } from './agent-status.js';
-import { assembleAgent, simulatedProvisioner } from './assemble.js';
-import { AgentFatalError } from './errors.js';
-import type { AgentDeps, AgentSsh, ProvisionerFactory } from './assemble.js';
+import { startRuntime } from './agent-runtime.js';
+import type { AgentHandle } from './agent-runtime.js';
 import type { AgentConfig } from './config.js';
-import { handleEvent } from './events/event-handler.js';
+import { AgentFatalError } from './errors.js';
 import { BusEventStream } from './events/bus-event-stream.js';
-import type { EventStream, EventSubscription } from './events/event-stream.js';
 import { NatsEventStream } from './events/nats-event-stream.js';
-import { ExchangeError, isRefusedAsIs, isTransient } from './exchange/exchange-client.js';
-import { HEARTBEAT_GAP } from './exchange/paced-exchange.js';
+import { GrpcExchangeClient } from './exchange/exchange-client.js';
+import type { ExchangeApi } from './exchange/exchange-client.js';
+import { PacedExchange } from './exchange/paced-exchange.js';
+import { Heartbeat } from './heartbeat.js';
 import { readHostFacts } from './inventory/host-facts.js';
-import type { ReconcileResult } from './leases/reconciler.js';
+import type { GpuInventory } from './inventory/nvidia-smi.js';
+import { LeaseDirectory } from './lease-directory.js';
+import { LeaseQueue } from './leases/lease-queue.js';
+import { LeaseWorker } from './leases/lease-worker.js';
+import { Reconciler } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
-import type { TerminableBackend } from './provisioner/simulated-provisioner.js';
-import { kubernetesAgent } from './kubernetes-agent.js';
-import { localWorkspaceSsh } from './local-ssh.js';
-import { writeFileAtomic } from './state/atomic-file.js';
-import { Ticker } from './ticker.js';
+import type { Logger } from './logger.js';
+import type { Workspace } from './provisioner/provisioner.js';
+import { openProvisioner } from './provisioners.js';
+import { Seller } from './selling/seller.js';
+import { SessionBackends, sessionBackendOf } from './sessions.js';
+import { SshGateway, loadOrCreateHostKey } from './ssh/index.js';
+import { ReportMarks } from './state/report-marks.js';
+import { Tombstones } from './state/tombstones.js';
 
-export type { AgentDeps, AgentSsh } from './assemble.js';
+export type { AgentHandle } from './agent-runtime.js';
 export { AgentFatalError } from './errors.js';
 
 export const AGENT_VERSION: string = (
   createRequire(import.meta.url)('../package.json') as { version: string }
 ).version;
 
-export interface AgentHandle {
-  /** Attached, reconciled once and consuming events; rejects if the agent failed before. */
-  readonly ready: Promise<void>;
-  /** Resolves when stopped; rejects with AgentFatalError when the agent stopped by itself. */
-  readonly done: Promise<void>;
-  status(): AgentStatus;
-  /** Drains: no new events, work in flight finishes, then everything closes. */
-  stop(): Promise<void>;
+/** What a caller may give instead of the real thing. */
+export interface AgentDeps {
+  readonly logger?: Logger;
+  /** `gpux start`: events from the exchange's in-process bus instead of NATS. */
+  readonly bus?: InProcessBus;
+  /** Another way to reach the exchange than gRPC (tests). */
+  readonly exchange?: ExchangeApi;
+  /** The host's GPUs (simulated provisioner; tests). */
+  readonly inventory?: () => Promise<GpuInventory>;
+  readonly hostFacts?: () => Promise<HostFacts>;
 }
 
-export async function startAgent<B extends TerminableBackend>(
-  config: AgentConfig,
-  deps: AgentDeps<B> = {},
-): Promise<AgentHandle> {
-  const { ssh, ...rest } = deps;
-  if (config.provisioner === 'kubernetes') {
-    // Its own gateway: sessions exec into the lease's workspace pods (deps.ssh is not used).
-    const k = kubernetesAgent(config, deps.logger ?? SILENT_LOGGER);
-    return run(config, rest, k.ssh, k.makeProvisioner);
-  }
-  // The simulated provisioner's own gateway unless another is given (tests).
-  return ssh === undefined
-    ? run(config, rest, localWorkspaceSsh(config.stateDir))
-    : run(config, rest, ssh);
-}
-
-async function run<B extends TerminableBackend>(
-  config: AgentConfig,
-  deps: Omit<AgentDeps<B>, 'ssh'>,
-  ssh: AgentSsh<B>,
-  makeProvisioner?: ProvisionerFactory<B>,
-): Promise<AgentHandle> {
+export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Promise<AgentHandle> {
   const logger = deps.logger ?? SILENT_LOGGER;
+  const { clusterId, stateDir } = config;
   if (config.natsUrl === undefined && deps.bus === undefined) {
     throw new AgentFatalError(
       "NATS_URL is required: the exchange's in-process bus is reachable only from `gpux start`",
     );
   }
-  const clusterId = config.clusterId;
-  let leaseEndedNudge = (): void => undefined;
-  const {
-    provisioner,
-    closeProvisioner,
+
+  // 1. What the agent remembers across restarts: leases revoked here (D30)
+  //    and reports the exchange answered.
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const tombstones = new Tombstones(stateDir, logger);
+  const reports = new ReportMarks(stateDir, logger);
+  await tombstones.load();
+  await reports.load();
+
+  // 2. The provisioner, and what runs beside it (the admission webhook).
+  const opened = await openProvisioner(config, { logger, inventory: deps.inventory });
+  const { provisioner } = opened;
+
+  // 3. The SSH side: a session backend per leased node, where the
+  //    provisioner says its sessions run; who may log in where; the gateway.
+  const sessions = new SessionBackends((target) => sessionBackendOf(target, logger));
+  const directory = new LeaseDirectory(sessions);
+  // Leases provisioned before a restart keep their SSH access from the first
+  // moment, whether the exchange answers or not (D30).
+  const restored: Workspace[] = [];
+  try {
+    for (const w of await provisioner.list()) {
+      if (w.lease !== undefined && w.access !== undefined && !tombstones.has(w.leaseId)) {
+        directory.ready(w.lease, w.access);
+        restored.push(w);
+      }
+    }
+  } catch (err) {
+    // The cluster's API cannot be read now: reconciliation finds the leases again.
+    logger.warn({ err }, 'the workspaces could not be listed at start');
+  }
+  const gateway = new SshGateway({
+    host: config.sshListen.host,
+    port: config.sshListen.port,
+    hostKey: await loadOrCreateHostKey(join(stateDir, 'ssh'), logger),
     directory,
-    gateway,
-    sshAddress,
-    exchange,
-    worker,
-    reconciler,
-    seller,
-  } = await assembleAgent(
-    config,
-    deps,
-    ssh,
     logger,
-    () => leaseEndedNudge(),
-    makeProvisioner ?? simulatedProvisioner(config, deps, ssh, logger),
+    sftp: opened.sftp,
+  });
+  try {
+    await gateway.start();
+  } catch (err) {
+    await opened.close().catch((e: unknown) => logger.warn({ err: e }, 'webhook not closed'));
+    throw new AgentFatalError(
+      `the SSH gateway cannot listen on GPUX_SSH_LISTEN ${config.sshListen.host}:${config.sshListen.port}: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+
+  // 4. The exchange: every call goes through the pacing that keeps within its limits.
+  const exchange = new PacedExchange(
+    deps.exchange ??
+      new GrpcExchangeClient({
+        target: config.exchangeTarget,
+        tls: config.exchangeTls,
+        token: config.token,
+        deadlineMs: config.grpcDeadlineMs,
+      }),
+    { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
   );
 
-  let phase: AgentPhase = 'attaching';
-  let fatal: string | undefined;
-  let nodes: readonly Node[] = [];
-  let lastHeartbeat: AgentStatus['lastHeartbeat'];
-  let lastReconcile: ReconcileResult | undefined;
-  const inFlight = new Set<Promise<void>>();
-  let events: EventStream | undefined;
-  let subscription: EventSubscription | undefined;
-  const stopping = new AbortController();
-
-  const status = (): AgentStatus => {
-    const hostKey = gateway.hostKey;
-    const { host, port } = sshAddress;
-    return {
-      phase,
-      clusterId,
-      provisioner: config.provisioner,
-      fatal,
-      lastHeartbeat,
-      nodes: nodes.map((n) => ({
-        hostname: n.hostname,
-        status: NodeStatus[n.status] ?? String(n.status),
-        leaseId: n.leaseId,
-      })),
-      selling: seller?.status,
-      exchange: exchange.status(),
-      lastReconcile,
-      leases: directory.size,
-      eventsInFlight: inFlight.size,
-      ssh: {
-        address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
-        hostKeyFingerprint: hostKey?.fingerprint,
-      },
-    };
-  };
-  const writeStatus = async (): Promise<void> => {
-    try {
-      await writeFileAtomic(
-        join(config.stateDir, 'status.json'),
-        `${JSON.stringify(status(), null, 2)}\n`,
-        0o644,
-      );
-    } catch (err) {
-      logger.warn({ err }, 'status.json could not be written');
-    }
-  };
-
-  const learnNodes = (latest: readonly Node[]): void => {
-    nodes = latest;
-    provisioner.setClusterNodes(latest.map((n) => n.hostname));
-  };
-
-  let attached: AttachResponse | undefined;
-  const attach = async (): Promise<AttachResponse> => {
-    const host = await (deps.hostFacts ?? readHostFacts)();
-    const res = await exchange.attach({
-      clusterId,
-      heartbeatIntervalSeconds: config.heartbeatIntervalMs / 1000,
-      agentVersion: AGENT_VERSION,
-      provisioner: config.provisioner,
-      host,
-    });
-    if (res.events === undefined) {
-      throw new AgentFatalError('Attach answered without an event source');
-    }
-    learnNodes(res.nodes);
-    logger.info(
-      {
-        clusterId,
-        gpuType: res.gpuType,
-        zone: res.zone,
-        nodes: res.nodes.length,
-        offlineAfterSeconds: res.offlineAfterSeconds,
-      },
-      'attached to the exchange',
-    );
-    attached = res;
-    return res;
-  };
-
-  const sellerTicker =
-    seller === undefined
+  // 5. Selling the free nodes (GPUX_ASK_PRICE), a round after each heartbeat.
+  const seller =
+    config.askCents === undefined
       ? undefined
-      : new Ticker(config.heartbeatIntervalMs, async () => {
-          await seller.tick(nodes);
-          await writeStatus();
+      : new Seller({
+          clusterId,
+          exchange,
+          askCents: config.askCents,
+          listHours: config.listHours,
+          renewBeforeMs: config.sellRenewBeforeMs,
+          leasedHostnames: () => directory.leasedHostnames(),
+          logger,
         });
-
-  // Nudged runs (a lease ended) at most one more per interval than the
-  // schedule: the exchange allows two heartbeats per declared interval.
-  const heartbeatEvery = { minGapMs: config.heartbeatIntervalMs * HEARTBEAT_GAP };
-  const heartbeat = new Ticker(
-    config.heartbeatIntervalMs,
-    async () => {
-      try {
-        const health = await provisioner.health();
-        const res = await exchange.heartbeat({ clusterId, nodes: health });
-        learnNodes(res.nodes);
-        lastHeartbeat = { atMs: Date.now(), ok: true };
-        // The seller's round follows the heartbeat that showed which nodes are free.
-        void sellerTicker?.runNow();
-      } catch (err) {
-        const error = err instanceof Error ? err.message : String(err);
-        lastHeartbeat = { atMs: Date.now(), ok: false, error };
-        if (!isRefusedAsIs(err)) logger.warn({ err }, 'heartbeat failed');
-        else if (!err.repeated) {
-          // The next heartbeats are sent on schedule (fresh state, not this request again).
-          logger.error({ err, refusal: err.details }, 'the exchange refused the heartbeat');
-        }
-      }
-      await writeStatus();
-    },
-    heartbeatEvery,
-  );
-
-  // A lease ended: a heartbeat soon shows its nodes free, and the seller lists them.
-  leaseEndedNudge = () => heartbeat.nudge();
-
-  const reconcile = new Ticker(config.reconcileIntervalMs, async () => {
-    lastReconcile = await reconciler.run().catch((err: unknown) => {
-      logger.error({ err }, 'reconciliation failed');
-      const error = err instanceof Error ? err.message : String(err);
-      return {
-        atMs: Date.now(),
-        ok: false,
-        error,
-        revoked: 0,
-        provisioned: 0,
-        reported: 0,
-        failures: 1,
-      };
-    });
-    await writeStatus();
+  const heartbeat = new Heartbeat({
+    clusterId,
+    exchange,
+    provisioner,
+    intervalMs: config.heartbeatIntervalMs,
+    seller,
+    logger,
   });
 
-  const openEvents = async (source: EventSource): Promise<EventStream> => {
-    if (deps.bus !== undefined) {
-      return new BusEventStream(deps.bus, {
-        consumer: source.consumer,
-        filterSubject: source.filterSubject,
-      });
-    }
-    return NatsEventStream.connect({
-      url: config.natsUrl ?? '',
-      creds: config.natsCreds,
-      source,
-      name: `gpux-agent-${clusterId}`,
-      logger,
-    });
-  };
-
-  const startUp = async (): Promise<void> => {
-    // Attach, trying again while the exchange cannot be reached.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await attach();
-        break;
-      } catch (err) {
-        if (err instanceof AgentFatalError) throw err;
-        if (!isTransient(err)) {
-          throw new AgentFatalError(`the exchange refused ${(err as Error).message}`, {
-            cause: err,
-          });
-        }
-        // A limit's answer says how long to wait (paced-exchange.ts holds attaches back till then).
-        const asked = err instanceof ExchangeError ? (err.retryAfterMs ?? 0) : 0;
-        const waitMs = Math.max(asked, Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)));
-        logger.warn({ err, waitMs }, 'attach failed; trying again');
-        await new Promise((resolve) => {
-          const t = setTimeout(resolve, waitMs);
-          stopping.signal.addEventListener('abort', () => {
-            clearTimeout(t);
-            resolve(undefined);
-          });
-        });
-        if (stopping.signal.aborted) return;
-      }
-    }
-    if (stopping.signal.aborted || attached?.events === undefined) return;
-    heartbeat.start();
-    await reconcile.runNow();
-    if (stopping.signal.aborted) return;
-    const stream = await openEvents(attached.events);
-    // Stopped while connecting: the drain has run already and did not see it.
-    if (stopping.signal.aborted) {
-      await stream.close();
-      return;
-    }
-    events = stream;
-    subscription = await stream.consume((m) => {
-      const p = handleEvent(m, {
-        clusterId,
-        worker,
-        logger,
-        endOf: (leaseId) => directory.leaseOf(leaseId)?.endMs,
-      }).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-    });
-    if (stopping.signal.aborted) {
-      await subscription.stop().catch(() => undefined);
-      await stream.close().catch(() => undefined);
-      return;
-    }
-    phase = 'running';
-    logger.info(
-      { stream: attached.events.stream, consumer: attached.events.consumer },
-      'consuming lease events',
-    );
-  };
-
-  let stopPromise: Promise<void> | undefined;
-  let closing: Promise<void> | undefined;
-  const shutDown = (): Promise<void> => (closing ??= closeAll());
-  const closeAll = async (): Promise<void> => {
-    stopping.abort();
-    // Stop taking events first; then let what was taken finish (D34 drain).
-    await subscription?.stop();
-    await heartbeat.stop();
-    await reconcile.stop();
-    await sellerTicker?.stop();
-    await Promise.allSettled([...inFlight]);
-    await events?.close();
-    await gateway.close();
-    await closeProvisioner();
-    exchange.close();
-  };
-
-  let resolveDone!: () => void;
-  let rejectDone!: (err: unknown) => void;
-  const done = new Promise<void>((resolve, reject) => {
-    resolveDone = resolve;
-    rejectDone = reject;
+  // 6. The work on leases: the worker's steps, one queue for all of it, the reconciler.
+  const worker = new LeaseWorker({
+    clusterId,
+    exchange,
+    provisioner,
+    gateway,
+    sessions,
+    directory,
+    tombstones,
+    reports,
+    advertiseHost: config.sshAdvertiseHost,
+    logger,
+    // Its nodes are free again: a heartbeat soon shows them, and the seller lists them.
+    onLeaseEnded: () => heartbeat.nudge(),
   });
-  const ready = startUp().then(
-    () => {
-      if (stopping.signal.aborted)
-        throw new AgentFatalError('the agent was stopped before it was ready');
-    },
-    async (err: unknown) => {
-      // Stopping made it fail (a connection closed under it): stop() is in charge.
-      if (stopping.signal.aborted) throw err;
-      phase = 'failed';
-      fatal = err instanceof Error ? err.message : String(err);
-      logger.error({ err }, 'agent failed');
-      await shutDown().catch((e: unknown) => logger.error({ err: e }, 'shutdown failed'));
-      await writeStatus();
-      rejectDone(err);
-      throw err;
-    },
-  );
-  // Whoever holds the handle awaits `done`; `ready` must not be an unhandled rejection.
-  ready.catch(() => undefined);
+  const leases = new LeaseQueue({ worker, logger });
+  // Their tokens are refreshed in time (D28), whether the exchange answers yet or not.
+  for (const w of restored) {
+    const due = w.access?.refreshAtMs;
+    if (w.lease !== undefined && due !== undefined) leases.refreshAt(w.lease, due);
+  }
+  const reconciler = new Reconciler({
+    clusterId,
+    exchange,
+    provisioner,
+    leases,
+    tombstones,
+    reports,
+    logger,
+  });
 
-  return {
-    ready,
-    done,
-    status,
-    stop: () => {
-      stopPromise ??= (async () => {
-        if (phase !== 'failed') phase = 'draining';
-        logger.info('draining');
-        await shutDown();
-        if (phase !== 'failed') phase = 'stopped';
-        await writeStatus();
-        logger.info('stopped');
-        resolveDone();
-      })();
-      return stopPromise;
+  // 7. Run: attach, heartbeat, reconcile, consume the cluster's events (agent-runtime.ts).
+  const bus = deps.bus;
+  return startRuntime({
+    config,
+    logger,
+    agentVersion: AGENT_VERSION,
+    exchange,
+    heartbeat,
+    seller,
+    leases,
+    reconciler,
+    directory,
+    ssh: { address: gateway.address(), hostKey: gateway.hostKey },
+    hostFacts: deps.hostFacts ?? readHostFacts,
+    openEvents: async (source) =>
+      bus === undefined
+        ? NatsEventStream.connect({
+            url: config.natsUrl ?? '',
+            creds: config.natsCreds,
+            source,
+            name: `gpux-agent-${clusterId}`,
+            logger,
+          })
+        : new BusEventStream(bus, {
+            consumer: source.consumer,
+            filterSubject: source.filterSubject,
+          }),
+    close: async () => {
+      await gateway.close();
+      await opened.close();
+      exchange.close();
     },
-  };
+  });
 }

@@ -55,10 +55,26 @@ describe('agent settings', () => {
       askCents: undefined,
       listHours: 168,
       heartbeatIntervalMs: 5_000,
+      drainTimeoutMs: 30_000,
       stateDir: '.gpux/agent',
       simulatedAllowRemote: false,
       simulatedProvisionDelayMs: 0,
     });
+  });
+
+  it('the drain deadline is whole seconds from 0 to 3600', () => {
+    expect(loadAgentConfig(GOOD, ['--drain-timeout-seconds', '5'], { io }).drainTimeoutMs).toBe(
+      5_000,
+    );
+    expect(loadAgentConfig({ ...GOOD, GPUX_DRAIN_TIMEOUT_SECONDS: '0' }, [], { io })).toMatchObject(
+      { drainTimeoutMs: 0 },
+    );
+    expect(problemsOf({ ...GOOD, GPUX_DRAIN_TIMEOUT_SECONDS: '3601' })).toEqual([
+      'GPUX_DRAIN_TIMEOUT_SECONDS must be a whole number from 0 to 3600, got "3601"',
+    ]);
+    expect(problemsOf({ ...GOOD, GPUX_DRAIN_TIMEOUT_SECONDS: 'forever' })).toEqual([
+      'GPUX_DRAIN_TIMEOUT_SECONDS must be a whole number from 0 to 3600, got "forever"',
+    ]);
   });
 
   it('PROVISIONER defaults to kubernetes, which needs its public server and webhook certificate', () => {
@@ -124,7 +140,7 @@ describe('agent settings', () => {
       'NATS_URL must be nats://[user:password@]host[:port] or tls://…',
       'PROVISIONER must be simulated or kubernetes, got "docker"',
       'GPUX_SSH_LISTEN must be host:port, got "nowhere"',
-      'GPUX_ASK_PRICE must have at most 2 decimals, got "2.505"',
+      'GPUX_ASK_PRICE must be whole cents (at most 2 decimals), got "2.505"',
       'GPUX_LIST_HOURS must be a whole number from 2 to 720, got "1"',
       'GPUX_HEARTBEAT_SECONDS must be a whole number from 1 to 300, got "soon"',
       'GPUX_SIMULATED_PROVISION_DELAY_MS must be a whole number from 0 to 600000, got "-5"',

@@ -80,6 +80,8 @@ export interface AgentConfig {
   readonly askCents: number | undefined;
   readonly listHours: number;
   readonly heartbeatIntervalMs: number;
+  /** GPUX_DRAIN_TIMEOUT_SECONDS: how long a stop waits for lease work in flight. */
+  readonly drainTimeoutMs: number;
   readonly stateDir: string;
   readonly simulatedAllowRemote: boolean;
   readonly simulatedProvisionDelayMs: number;
@@ -261,6 +263,7 @@ export function compileSettings(
     askCents: v.askPrice === undefined ? undefined : askCentsOf(v.askPrice),
     listHours: v.listHours,
     heartbeatIntervalMs,
+    drainTimeoutMs: v.drainTimeoutSeconds * 1000,
     stateDir: v.stateDir,
     simulatedAllowRemote: v.simulatedAllowRemote,
     simulatedProvisionDelayMs: v.simulatedProvisionDelayMs,

@@ -1,6 +1,6 @@
 // @gpux/agent: the provider-side agent. `startAgent` runs it in this
 // process (main.ts, or `gpux start` with the in-process bus); the rest is
-// what callers need to configure it and to plug the SSH gateway in.
+// what callers need to configure it.
 
 export { runCli } from './cli.js';
 export type { CliResult } from './cli.js';
@@ -15,25 +15,18 @@ export {
 export { loadAgentConfig } from './env-settings.js';
 export type { AgentConfig, AgentOptions, LogLevel, ProvisionerKind } from './config.js';
 export { AGENT_VERSION, AgentFatalError, startAgent } from './agent.js';
-export type { AgentDeps, AgentHandle, AgentSsh } from './agent.js';
+export type { AgentDeps, AgentHandle } from './agent.js';
 export type { AgentPhase, AgentStatus } from './agent-status.js';
 export type { ExchangeApi } from './exchange/exchange-client.js';
 export { LeaseDirectory } from './lease-directory.js';
-export type {
-  EndpointDirectoryOf,
-  EndpointState,
-  GatewayFactory,
-  GatewayFactoryOptions,
-  SshEndpointOf,
-  SshGatewayPort,
-} from './ssh-port.js';
-export type { BackendFactory, TerminableBackend } from './provisioner/simulated-provisioner.js';
+export type { SshGatewayPort } from './ssh-port.js';
 export type {
   LeaseAccess,
   NodeAccess,
   ProvisionResult,
   Provisioner,
   Workspace,
+  WorkspaceTarget,
 } from './provisioner/provisioner.js';
 export type { LeaseSpec } from './provisioner/lease-spec.js';
 export type { Logger } from './logger.js';

@@ -6,21 +6,25 @@
 
 import type { LeaseSpec } from './provisioner/lease-spec.js';
 import type { LeaseAccess } from './provisioner/provisioner.js';
-import type { EndpointDirectoryOf, EndpointState, SshEndpointOf } from './ssh-port.js';
+import type { EndpointDirectory, EndpointState, SessionBackend, SshEndpoint } from './ssh/types.js';
 
-interface Entry<B> {
+interface Entry {
   readonly lease: LeaseSpec;
   readonly state: EndpointState;
-  readonly access: LeaseAccess<B> | undefined;
+  readonly access: LeaseAccess | undefined;
 }
 
-export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
-  private readonly leases = new Map<string, Entry<B>>();
+/** The session backends of ready nodes (sessions.ts). */
+export interface BackendSource {
+  of(leaseId: string, node: LeaseAccess['nodes'][number]): SessionBackend;
+}
+
+export class LeaseDirectory implements EndpointDirectory {
+  private readonly leases = new Map<string, Entry>();
   private readonly users = new Map<string, { leaseId: string; nodeIndex: number }>();
 
   constructor(
-    /** Stands in where an endpoint is not ready: the gateway runs no session on it. */
-    private readonly idleBackend: B,
+    private readonly backends: BackendSource,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -30,7 +34,7 @@ export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
     this.put({ lease, state: 'starting', access: undefined });
   }
 
-  ready(lease: LeaseSpec, access: LeaseAccess<B>): void {
+  ready(lease: LeaseSpec, access: LeaseAccess): void {
     this.put({ lease, state: 'ready', access });
   }
 
@@ -58,7 +62,18 @@ export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
     return this.leases.size;
   }
 
-  lookup(username: string): SshEndpointOf<B> | undefined {
+  /** The nodes of the leases held here (provisioning or provisioned, not ended): the seller's view. */
+  leasedHostnames(): Set<string> {
+    const hosts = new Set<string>();
+    const now = this.now();
+    for (const e of this.leases.values()) {
+      if (e.state === 'unavailable' || now >= e.lease.endMs) continue;
+      for (const n of e.lease.nodes) hosts.add(n.hostname);
+    }
+    return hosts;
+  }
+
+  lookup(username: string): SshEndpoint | undefined {
     const user = this.users.get(username);
     const e = user === undefined ? undefined : this.leases.get(user.leaseId);
     if (user === undefined || e === undefined) return undefined;
@@ -69,12 +84,7 @@ export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
     };
     // A lost revocation still ends at the lease's end (as D28's token expiry).
     if (e.state === 'unavailable' || this.now() >= e.lease.endMs) {
-      return {
-        ...base,
-        state: 'unavailable',
-        message: `gpux: lease ${user.leaseId} has ended`,
-        backend: this.idleBackend,
-      };
+      return { ...base, state: 'unavailable', message: `gpux: lease ${user.leaseId} has ended` };
     }
     const node = e.access?.nodes.find((n) => n.nodeIndex === user.nodeIndex);
     if (e.state === 'starting' || node === undefined) {
@@ -82,13 +92,12 @@ export class LeaseDirectory<B> implements EndpointDirectoryOf<B> {
         ...base,
         state: 'starting',
         message: `gpux: lease ${user.leaseId} is being provisioned; try again in a few seconds`,
-        backend: this.idleBackend,
       };
     }
-    return { ...base, state: 'ready', backend: node.backend };
+    return { ...base, state: 'ready', backend: this.backends.of(user.leaseId, node) };
   }
 
-  private put(e: Entry<B>): void {
+  private put(e: Entry): void {
     this.leases.set(e.lease.leaseId, e);
     e.lease.nodes.forEach((n, i) =>
       this.users.set(n.sshUser, { leaseId: e.lease.leaseId, nodeIndex: i + 1 }),

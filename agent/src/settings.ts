@@ -168,6 +168,13 @@ export const AGENT_SETTINGS = [
     description:
       'heartbeat interval (1 to 300), declared at attach; the exchange marks nodes offline after 3 missed',
   }),
+  setting('drainTimeoutSeconds', {
+    name: 'GPUX_DRAIN_TIMEOUT_SECONDS',
+    parse: integer(0, 3600),
+    default: 30,
+    description:
+      'on SIGTERM, how long lease work in flight may take to finish (0 to 3600); what is unfinished then is taken up by reconciliation at the next start',
+  }),
   setting('stateDir', {
     name: 'GPUX_STATE_DIR',
     parse: text,
@@ -268,7 +275,8 @@ export function helpText(): string {
     '',
     ...settingsHelp(AGENT_SETTINGS),
     '',
-    'SIGTERM drains: no new events are taken, work in flight finishes, exit 0.',
+    'SIGTERM drains: no new events are taken, lease work in flight gets',
+    'GPUX_DRAIN_TIMEOUT_SECONDS to finish (the rest waits for the next start), exit 0.',
     '',
   ].join('\n');
 }

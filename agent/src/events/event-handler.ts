@@ -1,30 +1,31 @@
-// One lease event, start to ack (D29): acked only after the work is done,
-// so a crash redelivers it; naked with a growing delay when the work could
-// not be done now (the exchange unreachable); a payload that can never be
-// handled is logged and acked, so it does not come back forever.
+// One lease event, start to ack (D29): its work goes to the lease queue and
+// the event is acked only once that work is done, so a crash redelivers it.
+// A duplicate (a redelivery, a replay) merges into the work already queued
+// for its lease and is acked when that is done, never because it was a
+// duplicate. Work that fails is retried by the queue with its one policy
+// while the event waits (telling the server it is still at work). A payload
+// that can never be handled is logged and acked, so it does not come back
+// forever; an event whose work the agent's stop left unfinished is handed
+// back at once, for the next start.
 
-import type { LeaseWorker } from '../leases/lease-worker.js';
+import type { LeaseQueue } from '../leases/lease-queue.js';
+import { QueueStoppedError, backoffMs } from '../leases/work-queue.js';
 import type { Logger } from '../logger.js';
 import { leaseSpecFromEvent } from '../provisioner/lease-spec.js';
 import type { EventMessage } from './event-stream.js';
 import { EventFormatError, parseLeaseEvent } from './parse-event.js';
 
-export interface EventHandlerOptions<B> {
+export interface EventHandlerOptions {
   readonly clusterId: string;
-  readonly worker: LeaseWorker<B>;
+  readonly leases: LeaseQueue;
   readonly logger: Logger;
   /** The lease's end, if known here (for how long its revocation is remembered). */
   readonly endOf: (leaseId: string) => number | undefined;
-  /** How often a long piece of work tells the server it is still at it. */
+  /** How often a long wait tells the server the event is still being worked on. */
   readonly workingEveryMs?: number;
 }
 
-/** 1 s, 2 s, 4 s … at most 30 s. */
-export function redeliveryDelayMs(deliveryCount: number): number {
-  return Math.min(30_000, 1_000 * 2 ** Math.max(0, Math.min(deliveryCount - 1, 5)));
-}
-
-export async function handleEvent<B>(m: EventMessage, o: EventHandlerOptions<B>): Promise<void> {
+export async function handleEvent(m: EventMessage, o: EventHandlerOptions): Promise<void> {
   const keepAlive = setInterval(() => m.working(), o.workingEveryMs ?? 10_000);
   try {
     let event;
@@ -43,10 +44,10 @@ export async function handleEvent<B>(m: EventMessage, o: EventHandlerOptions<B>)
       return;
     }
     if (event.kind === 'lease.provision') {
-      const outcome = await o.worker.provision(leaseSpecFromEvent(event));
+      const outcome = await o.leases.provision(leaseSpecFromEvent(event));
       o.logger.info({ ...log, outcome }, 'lease.provision handled');
     } else {
-      await o.worker.revoke(event.lease_id, {
+      await o.leases.revoke(event.lease_id, {
         reason: event.reason,
         atMs: event.at_ms,
         endMs: o.endOf(event.lease_id),
@@ -55,10 +56,17 @@ export async function handleEvent<B>(m: EventMessage, o: EventHandlerOptions<B>)
     }
     await m.ack();
   } catch (err) {
-    const delayMs = redeliveryDelayMs(m.deliveryCount);
-    o.logger.warn(
+    if (err instanceof QueueStoppedError) {
+      // The agent is stopping: delivered again to the next start (reconciliation covers it too).
+      o.logger.info({ subject: m.subject, err }, 'lease event left for the next start');
+      m.nak(0);
+      return;
+    }
+    // Not the work (the queue retries that): the ack failed, or a bug. Delivered again later.
+    const delayMs = backoffMs(m.deliveryCount);
+    o.logger.error(
       { subject: m.subject, err, delayMs },
-      'lease event not done; delivered again later',
+      'lease event not handled; delivered again later',
     );
     m.nak(delayMs);
   } finally {

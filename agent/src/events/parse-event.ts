@@ -53,8 +53,9 @@ export function parseLeaseEvent(data: string): LeaseEvent {
   let raw: unknown;
   try {
     raw = JSON.parse(data);
-  } catch {
-    throw new EventFormatError('not JSON');
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    throw new EventFormatError('not JSON', { cause: err });
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new EventFormatError('not a JSON object');

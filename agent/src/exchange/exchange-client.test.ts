@@ -8,8 +8,10 @@ import { AgentServiceService } from '@gpux/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
+  ERROR_KINDS,
   ExchangeError,
   GrpcExchangeClient,
+  errorKind,
   isRefusedAsIs,
   isTransient,
   retryAfterMsOf,
@@ -52,6 +54,40 @@ describe('which errors are worth sending again', () => {
     expect(isRefusedAsIs(err(status.INVALID_ARGUMENT))).toBe(true);
     expect(isRefusedAsIs(err(status.UNAVAILABLE))).toBe(false);
     expect(isRefusedAsIs(new Error('not from the exchange'))).toBe(false);
+  });
+
+  it("the exchange's error kinds, each as its gRPC code reaches the agent", () => {
+    // The exchange's typed errors → gRPC codes; what each means here.
+    const answers: [string, status, number | undefined, string, boolean, boolean][] = [
+      // exchange kind, code, retry-after, agent kind, transient, refused as is
+      ['not_found', status.NOT_FOUND, undefined, 'not_found', false, true],
+      ['conflict', status.FAILED_PRECONDITION, undefined, 'conflict', false, false],
+      ['rate limited', status.RESOURCE_EXHAUSTED, 1_000, 'busy', true, false],
+      ['validation', status.INVALID_ARGUMENT, undefined, 'invalid', false, true],
+      ['unauthenticated', status.UNAUTHENTICATED, undefined, 'unauthenticated', false, false],
+      ['permission', status.PERMISSION_DENIED, undefined, 'permission', false, false],
+      ['unavailable', status.UNAVAILABLE, undefined, 'unreachable', true, false],
+      ['internal', status.INTERNAL, undefined, 'internal', true, false],
+    ];
+    for (const [what, code, wait, kind, transient, asIs] of answers) {
+      const e = err(code, wait);
+      expect([what, errorKind(e), isTransient(e), isRefusedAsIs(e)]).toEqual([
+        what,
+        kind,
+        transient,
+        asIs,
+      ]);
+    }
+  });
+
+  it('every gRPC code has a kind; what never reached the exchange is tried again', () => {
+    const codes = Object.values(status).filter((v): v is status => typeof v === 'number');
+    expect(codes.filter((c) => ERROR_KINDS[c] === undefined)).toEqual([]);
+    for (const c of [status.DEADLINE_EXCEEDED, status.CANCELLED, status.ABORTED, status.UNKNOWN]) {
+      expect(isTransient(err(c))).toBe(true);
+    }
+    // A failure that is not the exchange's answer (a file, the cluster's API): tried again.
+    expect(isTransient(new Error('EIO'))).toBe(true);
   });
 });
 

@@ -68,35 +68,87 @@ export class ExchangeError extends Error {
 }
 
 /**
+ * What an error of the exchange means to the agent, by its gRPC status (one
+ * table, ERROR_KINDS):
+ *
+ *   unreachable      not reached, or no answer in time: try again later
+ *   busy             a limit, with the time to wait (retry-after-ms): try again then
+ *   internal         failed inside the exchange: try again later
+ *   invalid          the request itself is refused (a field, a rule of the
+ *                    API, too large): sent again unchanged it is refused again
+ *   not_found        it names what the exchange does not have (a lease, a
+ *                    cluster, an order): ids are never reused, so the same
+ *                    request is refused again
+ *   conflict         the state it meets does not allow it (a lease no longer
+ *                    live): not retried, the next round asks afresh
+ *   unauthenticated  the token is unknown or revoked
+ *   permission       the token lacks the provider scope
+ */
+export type ExchangeErrorKind =
+  | 'unreachable'
+  | 'busy'
+  | 'internal'
+  | 'invalid'
+  | 'not_found'
+  | 'conflict'
+  | 'unauthenticated'
+  | 'permission';
+
+/**
+ * gRPC status → kind. The exchange answers not_found → NOT_FOUND, conflict →
+ * FAILED_PRECONDITION, rate limited → RESOURCE_EXHAUSTED (with
+ * retry-after-ms), validation → INVALID_ARGUMENT, unauthenticated →
+ * UNAUTHENTICATED, permission → PERMISSION_DENIED, unavailable →
+ * UNAVAILABLE, internal → INTERNAL; the rest are what gRPC itself may say.
+ */
+export const ERROR_KINDS: Readonly<Record<status, ExchangeErrorKind>> = {
+  [status.OK]: 'internal', // an error never carries it; if one did, the exchange misbehaved
+  [status.CANCELLED]: 'unreachable',
+  [status.UNKNOWN]: 'internal',
+  [status.INVALID_ARGUMENT]: 'invalid',
+  [status.DEADLINE_EXCEEDED]: 'unreachable',
+  [status.NOT_FOUND]: 'not_found',
+  [status.ALREADY_EXISTS]: 'conflict',
+  [status.PERMISSION_DENIED]: 'permission',
+  // Without a time to wait: the message is larger than the service takes (invalid).
+  [status.RESOURCE_EXHAUSTED]: 'busy',
+  [status.FAILED_PRECONDITION]: 'conflict',
+  [status.ABORTED]: 'unreachable',
+  [status.OUT_OF_RANGE]: 'invalid',
+  [status.UNIMPLEMENTED]: 'invalid',
+  [status.INTERNAL]: 'internal',
+  [status.UNAVAILABLE]: 'unreachable',
+  [status.DATA_LOSS]: 'internal',
+  [status.UNAUTHENTICATED]: 'unauthenticated',
+};
+
+const TRANSIENT: ReadonlySet<ExchangeErrorKind> = new Set(['unreachable', 'busy', 'internal']);
+const REFUSED_AS_IS: ReadonlySet<ExchangeErrorKind> = new Set(['invalid', 'not_found']);
+
+/** The kind of an exchange error (ERROR_KINDS); a limit without a time to wait is `invalid`. */
+export function errorKind(err: ExchangeError): ExchangeErrorKind {
+  if (err.code === status.RESOURCE_EXHAUSTED && err.retryAfterMs === undefined) return 'invalid';
+  return ERROR_KINDS[err.code] ?? 'internal';
+}
+
+/**
  * Worth trying again later: the exchange was not reached, was busy (a
- * limit, with the time to wait), or failed inside. The others will answer
- * the same way next time (isRefusedAsIs, or a bad token, a wrong cluster).
+ * limit, with the time to wait), or failed inside; and any failure that is
+ * not the exchange's answer (a file, the cluster's API). The other kinds
+ * answer the same way next time.
  */
 export function isTransient(err: unknown): boolean {
   if (!(err instanceof ExchangeError)) return true;
-  if (err.code === status.RESOURCE_EXHAUSTED) return err.retryAfterMs !== undefined;
-  return [
-    status.UNAVAILABLE,
-    status.DEADLINE_EXCEEDED,
-    status.ABORTED,
-    status.INTERNAL,
-    status.UNKNOWN,
-    status.CANCELLED,
-  ].includes(err.code);
+  return TRANSIENT.has(errorKind(err));
 }
 
 /**
  * The request itself is what the exchange refuses: sent again unchanged it
- * is answered the same way. INVALID_ARGUMENT (a field out of its bounds, a
- * rule of the API), and RESOURCE_EXHAUSTED without a time to wait (the
- * message is larger than the service takes; a limit always says how long).
+ * is answered the same way (invalid, not_found), so it is not sent again
+ * (paced-exchange.ts).
  */
 export function isRefusedAsIs(err: unknown): err is ExchangeError {
-  if (!(err instanceof ExchangeError)) return false;
-  return (
-    err.code === status.INVALID_ARGUMENT ||
-    (err.code === status.RESOURCE_EXHAUSTED && err.retryAfterMs === undefined)
-  );
+  return err instanceof ExchangeError && REFUSED_AS_IS.has(errorKind(err));
 }
 
 /** A refusal logged before (or not sent at all): shown in the status, not logged again. */

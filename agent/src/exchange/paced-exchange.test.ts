@@ -259,4 +259,27 @@ describe('PacedExchange: a request refused as is', () => {
     expect(fake.of('attach')).toHaveLength(1);
     expect(paced.status().backoff).toEqual([]);
   });
+
+  it('a NOT_FOUND (an id the exchange does not have) is refused as is; a FAILED_PRECONDITION is sent again', async () => {
+    const { fake, paced } = setUp();
+    fake.failing.set(
+      'reportRevoked',
+      new ExchangeError('ReportRevoked', status.NOT_FOUND, 'no lease lse_1'),
+    );
+    await expect(paced.reportRevoked(CLUSTER, 'lse_1')).rejects.toMatchObject({ repeated: false });
+    await expect(paced.reportRevoked(CLUSTER, 'lse_1')).rejects.toMatchObject({ repeated: true });
+    expect(fake.of('reportRevoked')).toHaveLength(1);
+    // The state it met may change: sent again each time, never answered from memory.
+    fake.failing.set(
+      'reportFailed',
+      new ExchangeError('ReportFailed', status.FAILED_PRECONDITION, 'lease_not_active'),
+    );
+    for (let i = 0; i < 2; i++) {
+      await expect(paced.reportFailed(CLUSTER, 'lse_2', 'x')).rejects.toMatchObject({
+        code: status.FAILED_PRECONDITION,
+        repeated: false,
+      });
+    }
+    expect(fake.of('reportFailed')).toHaveLength(2);
+  });
 });

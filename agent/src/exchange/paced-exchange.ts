@@ -13,10 +13,10 @@
 //   far apart too, this holds it at the moment of sending).
 // • At most maxInFlight calls at once (the exchange bounds calls in flight
 //   per provider); the others wait their turn.
-// • A request refused as is (isRefusedAsIs: INVALID_ARGUMENT, or too large)
-//   is never sent again unchanged: the same request is answered from memory,
-//   marked `repeated` so that callers log a refusal once; the refusals are in
-//   status() for status.json.
+// • A request refused as is (isRefusedAsIs: invalid, too large, or naming
+//   what the exchange does not have) is never sent again unchanged: the same
+//   request is answered from memory, marked `repeated` so that callers log a
+//   refusal once; the refusals are in status() for status.json.
 
 import { createHash } from 'node:crypto';
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,11 +8,13 @@ import { LeaseDirectory } from '../lease-directory.js';
 import { SILENT_LOGGER } from '../logger.js';
 import type { LeaseSpec } from '../provisioner/lease-spec.js';
 import { SimulatedProvisioner } from '../provisioner/simulated-provisioner.js';
-import type { TerminableBackend } from '../provisioner/simulated-provisioner.js';
+import { SessionBackends } from '../sessions.js';
 import type { SshGatewayPort } from '../ssh-port.js';
+import type { SessionBackend } from '../ssh/types.js';
 import { ReportMarks } from '../state/report-marks.js';
 import { Tombstones } from '../state/tombstones.js';
 import { FakeExchange } from '../testing/fake-exchange.js';
+import { LeaseQueue } from './lease-queue.js';
 import { LeaseWorker } from './lease-worker.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -34,10 +36,6 @@ const lease: LeaseSpec = {
   sourceLeaseId: null,
 };
 
-interface DirBackend extends TerminableBackend {
-  readonly dir: string;
-}
-
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -51,12 +49,12 @@ async function setUp(
   dirs.push(stateDir);
   const steps: string[] = [];
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
-  const provisioner = new SimulatedProvisioner<DirBackend>({
+  const provisioner = new SimulatedProvisioner({
     stateDir,
     clusterId: CLUSTER,
     provisionDelayMs: delayMs,
     inventory: () => Promise.resolve({ kind: 'absent' }),
-    backendFactory: (dir) => ({ dir }),
+    logger: SILENT_LOGGER,
   });
   provisioner.setClusterNodes(['node-a', 'node-b']);
   const revokeWorkspace = provisioner.revoke.bind(provisioner);
@@ -71,24 +69,33 @@ async function setUp(
   };
   const gateway: SshGatewayPort = {
     hostKey: { publicKey: 'ssh-ed25519 AAAAhostkey', fingerprint: 'SHA256:x' },
-    start: () => Promise.resolve(),
     address: () => ({ host: '127.0.0.1', port: 2222 }),
     revoke: (id) => {
       steps.push(`gateway.revoke ${id}`);
       return Promise.resolve(1);
     },
-    close: () => Promise.resolve(),
   };
-  const tombstones = new Tombstones(stateDir);
-  const reports = new ReportMarks(stateDir);
+  // Backends that record being ended, made for a node at its first session.
+  const sessions = new SessionBackends(
+    () =>
+      ({
+        terminate: () => {
+          steps.push('sessions.terminate');
+          return Promise.resolve();
+        },
+      }) as unknown as SessionBackend,
+  );
+  const tombstones = new Tombstones(stateDir, SILENT_LOGGER);
+  const reports = new ReportMarks(stateDir, SILENT_LOGGER);
   await tombstones.load();
   await reports.load();
-  const directory = new LeaseDirectory<DirBackend>({ dir: '' });
+  const directory = new LeaseDirectory(sessions);
   const worker = new LeaseWorker({
     clusterId: CLUSTER,
     exchange,
     provisioner,
     gateway,
+    sessions,
     directory,
     tombstones,
     reports,
@@ -100,10 +107,13 @@ async function setUp(
   return { stateDir, steps, exchange, provisioner, worker, directory, tombstones, workspace };
 }
 
+/** What a provisioning came to. */
+const outcome = async (p: Promise<{ outcome: string }>): Promise<string> => (await p).outcome;
+
 describe('lease worker', () => {
   it('provisions, then reports the endpoints, host key and kubeconfig once', async () => {
     const { exchange, worker, workspace, directory } = await setUp();
-    expect(await worker.provision(lease)).toBe('provisioned');
+    expect(await outcome(worker.provision(lease))).toBe('provisioned');
     expect(existsSync(join(workspace, `${USER}-1`))).toBe(true);
     const reports = exchange.of('reportProvisioned');
     expect(reports).toHaveLength(1);
@@ -125,14 +135,14 @@ describe('lease worker', () => {
     });
 
     // Delivered again (D30): nothing changes, nothing is reported again.
-    expect(await worker.provision(lease)).toBe('unchanged');
+    expect(await outcome(worker.provision(lease))).toBe('unchanged');
     expect(exchange.of('reportProvisioned')).toHaveLength(1);
   });
 
   it('a revoke that overtakes its provision wins: the lease is never provisioned', async () => {
     const { exchange, worker, workspace, stateDir } = await setUp();
     await worker.revoke(LEASE, { reason: 'terminated', atMs: Date.now() });
-    expect(await worker.provision(lease)).toBe('revoked');
+    expect(await outcome(worker.provision(lease))).toBe('revoked');
     expect(existsSync(workspace)).toBe(false);
     expect(exchange.of('reportProvisioned')).toEqual([]);
     expect(exchange.of('reportRevoked')).toEqual([{ clusterId: CLUSTER, leaseId: LEASE }]);
@@ -140,15 +150,36 @@ describe('lease worker', () => {
     // Remembered across a restart, until the lease's end.
     const restarted = await setUp(stateDir);
     expect(restarted.tombstones.get(LEASE)?.untilMs).toBe(lease.endMs);
-    expect(await restarted.worker.provision(lease)).toBe('revoked');
+    expect(await outcome(restarted.worker.provision(lease))).toBe('revoked');
     expect(restarted.exchange.of('reportProvisioned')).toEqual([]);
   });
 
-  it('revocation order: SSH sessions first, then the workspace, then ReportRevoked', async () => {
-    const { steps, worker, workspace } = await setUp();
+  it('a lease whose tombstone cannot be read counts as revoked: never provisioned (D30)', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'gpux-worker-'));
+    mkdirSync(join(stateDir, 'revoked'));
+    writeFileSync(join(stateDir, 'revoked', `${LEASE}.json`), '{"untilMs":');
+    const { exchange, worker, workspace } = await setUp(stateDir);
+    expect(await outcome(worker.provision(lease))).toBe('revoked');
+    expect(existsSync(workspace)).toBe(false);
+    expect(exchange.of('reportProvisioned')).toEqual([]);
+    // Its end is known now: a whole tombstone until then takes the unreadable one's place.
+    expect(readFileSync(join(stateDir, 'revoked', `${LEASE}.json`), 'utf8')).toContain(
+      `"untilMs":${lease.endMs}`,
+    );
+  });
+
+  it('revocation order: SSH sessions first, then what they left running, the workspace, then ReportRevoked', async () => {
+    const { steps, worker, workspace, directory } = await setUp();
     await worker.provision(lease);
+    // A login made the node's session backend.
+    expect(directory.lookup(`${USER}-1`)?.state).toBe('ready');
     await worker.revoke(LEASE, { reason: 'terminated', atMs: Date.now(), endMs: lease.endMs });
-    expect(steps).toEqual([`gateway.revoke ${LEASE}`, 'provisioner.revoke', 'ReportRevoked']);
+    expect(steps).toEqual([
+      `gateway.revoke ${LEASE}`,
+      'sessions.terminate',
+      'provisioner.revoke',
+      'ReportRevoked',
+    ]);
     expect(existsSync(workspace)).toBe(false);
 
     // Delivered again: the sessions are refused again, nothing else happens.
@@ -158,9 +189,10 @@ describe('lease worker', () => {
 
   it('a revoke during provisioning stops it; nothing of it stays and it is never reported', async () => {
     const { exchange, worker, workspace } = await setUp(undefined, 60_000);
-    const provisioning = worker.provision(lease);
+    const leases = new LeaseQueue({ worker, logger: SILENT_LOGGER });
+    const provisioning = leases.provision(lease);
     while (!existsSync(join(workspace, 'lease.json'))) await new Promise((r) => setTimeout(r, 5));
-    await worker.revoke(LEASE, { reason: 'terminated', atMs: Date.now() });
+    await leases.revoke(LEASE, { reason: 'terminated', atMs: Date.now() });
     expect(await provisioning).toBe('revoked');
     expect(existsSync(workspace)).toBe(false);
     expect(exchange.of('reportProvisioned')).toEqual([]);
@@ -171,16 +203,16 @@ describe('lease worker', () => {
     exchange.down.add('reportProvisioned');
     await expect(worker.provision(lease)).rejects.toThrow(/UNAVAILABLE/);
     exchange.down.delete('reportProvisioned');
-    expect(await worker.provision(lease)).toBe('reported');
+    expect(await outcome(worker.provision(lease))).toBe('reported');
     const [failed, sent] = exchange.of('reportProvisioned') as { kubeconfig: string }[];
     expect(sent?.kubeconfig).toBe(failed?.kubeconfig);
-    expect(await worker.provision(lease)).toBe('unchanged');
+    expect(await outcome(worker.provision(lease))).toBe('unchanged');
   });
 
   it('an access that changed on its own after its report (a refreshed token, D28) is reported; not again once answered', async () => {
     let clock = Date.now();
     const { exchange, provisioner, worker } = await setUp(undefined, 0, () => clock);
-    expect(await worker.provision(lease)).toBe('provisioned');
+    expect(await outcome(worker.provision(lease))).toBe('provisioned');
     // The provisioner finds everything there (changed: false) but its access
     // is newer than the report the exchange answered: a restart cut that report off.
     const provision = provisioner.provision.bind(provisioner);
@@ -190,28 +222,28 @@ describe('lease worker', () => {
       return { ...r, access: { ...r.access, madeMs } };
     };
     clock += 120_000;
-    expect(await worker.provision(lease)).toBe('reported');
+    expect(await outcome(worker.provision(lease))).toBe('reported');
     expect(exchange.of('reportProvisioned')).toHaveLength(2);
-    expect(await worker.provision(lease)).toBe('unchanged');
+    expect(await outcome(worker.provision(lease))).toBe('unchanged');
     madeMs = clock - 1; // made before the last answered report: it was answered for
-    expect(await worker.provision(lease)).toBe('unchanged');
+    expect(await outcome(worker.provision(lease))).toBe('unchanged');
     expect(exchange.of('reportProvisioned')).toHaveLength(2);
   });
 
   it('D25: a lease that cannot be provisioned here is reported failed and left revoked', async () => {
     const { exchange, worker, workspace } = await setUp();
     const elsewhere = { ...lease, nodes: [{ hostname: 'not-ours', sshUser: `${USER}-1` }] };
-    expect(await worker.provision(elsewhere)).toBe('failed');
+    expect(await outcome(worker.provision(elsewhere))).toBe('failed');
     expect(exchange.of('reportFailed')).toEqual([
       { clusterId: CLUSTER, leaseId: LEASE, reason: 'node not-ours is not a node of this cluster' },
     ]);
     expect(existsSync(workspace)).toBe(false);
-    expect(await worker.provision(lease)).toBe('revoked');
+    expect(await outcome(worker.provision(lease))).toBe('revoked');
   });
 
   it('a lease past its end is not provisioned', async () => {
     const { exchange, worker } = await setUp();
-    expect(await worker.provision({ ...lease, endMs: Date.now() - 1 })).toBe('ended');
+    expect(await outcome(worker.provision({ ...lease, endMs: Date.now() - 1 }))).toBe('ended');
     expect(exchange.calls).toEqual([]);
   });
 });

@@ -1,11 +1,12 @@
 // Provisioning and revocation of one lease, whoever asks: an event, its
-// redelivery, or the reconciler (D30). One piece of work per lease at a
+// redelivery, the reconciler, a token due for refresh (D30). Called by the
+// lease queue (lease-queue.ts), which runs one piece of work per lease at a
 // time; every step may run twice with the same result; a revoked lease is
 // never provisioned again, whatever order the events arrive in.
 //
 //   provision: tombstone? → provisioner.provision → ReportProvisioned (once) → mark
-//   revoke:    tombstone → gateway.revoke (sessions at once) → provisioner.revoke
-//              → ReportRevoked → mark
+//   revoke:    tombstone → gateway.revoke (sessions at once) → the sessions'
+//              leftovers → provisioner.revoke → ReportRevoked → mark
 
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import { isRepeatedRefusal, isTransient } from '../exchange/exchange-client.js';
@@ -18,7 +19,6 @@ import type { SshGatewayPort } from '../ssh-port.js';
 import type { ReportMarks } from '../state/report-marks.js';
 import { tombstoneUntil } from '../state/tombstones.js';
 import type { Tombstones } from '../state/tombstones.js';
-import { KeyedMutex } from './keyed-mutex.js';
 
 export type ProvisionOutcome =
   /** Made now and reported. */
@@ -34,12 +34,31 @@ export type ProvisionOutcome =
   /** It cannot be provisioned here: ReportFailed sent. */
   | 'failed';
 
-export interface LeaseWorkerOptions<B> {
+export interface Provisioned {
+  readonly outcome: ProvisionOutcome;
+  /** When the lease's access must be made again (a token that ends before the lease, D28). */
+  readonly refreshAtMs?: number | undefined;
+}
+
+/** Why a lease is revoked: its reason, when, and its end if known (how long to remember it). */
+export interface RevokeWhy {
+  readonly reason: string;
+  readonly atMs: number;
+  readonly endMs?: number | undefined;
+}
+
+/** The SSH side's session backends: what revocation ends after the sessions (sessions.ts). */
+export interface SessionLeftovers {
+  terminate(leaseId: string): Promise<void>;
+}
+
+export interface LeaseWorkerOptions {
   readonly clusterId: string;
   readonly exchange: ExchangeApi;
-  readonly provisioner: Provisioner<B>;
+  readonly provisioner: Provisioner;
   readonly gateway: SshGatewayPort;
-  readonly directory: LeaseDirectory<B>;
+  readonly sessions: SessionLeftovers;
+  readonly directory: LeaseDirectory;
   readonly tombstones: Tombstones;
   readonly reports: ReportMarks;
   /** GPUX_SSH_ADVERTISE_HOST */
@@ -50,83 +69,102 @@ export interface LeaseWorkerOptions<B> {
   readonly now?: () => number;
 }
 
-export class LeaseWorker<B> {
-  private readonly mutex = new KeyedMutex();
-  /** Provisionings under way, so a revoke can stop them. */
+export class LeaseWorker {
+  /** Provisionings under way, so a revocation can stop them. */
   private readonly inFlight = new Map<string, AbortController>();
   private readonly now: () => number;
 
-  constructor(private readonly o: LeaseWorkerOptions<B>) {
+  constructor(private readonly o: LeaseWorkerOptions) {
     this.now = o.now ?? Date.now;
   }
 
   /**
    * Makes the lease's access and reports it. A transient failure (exchange
-   * unreachable, provisioner busy) throws: the caller tries again later.
-   * `forceReport`: report even if reported before (the reconciler saw the
-   * exchange lose it).
+   * unreachable, provisioner busy) throws: the queue tries again later.
+   * `force`: report even if reported before (the reconciler saw the
+   * exchange lose it). `signal`: the agent is stopping (throws, unfinished).
    */
-  async provision(lease: LeaseSpec, forceReport = false): Promise<ProvisionOutcome> {
+  async provision(
+    lease: LeaseSpec,
+    options: { readonly force?: boolean; readonly signal?: AbortSignal } = {},
+  ): Promise<Provisioned> {
     const id = lease.leaseId;
     if (this.o.tombstones.has(id)) {
       // Its end is known now: remember it only that long.
       await this.o.tombstones.add(id, lease.endMs, 'revoked');
-      return 'revoked';
+      return { outcome: 'revoked' };
     }
-    return this.mutex.run(id, async () => {
-      if (this.o.tombstones.has(id)) return 'revoked';
-      if (lease.endMs <= this.now()) return 'ended';
-      const abort = new AbortController();
-      this.inFlight.set(id, abort);
+    if (lease.endMs <= this.now()) return { outcome: 'ended' };
+    const revoked = new AbortController();
+    this.inFlight.set(id, revoked);
+    const signal =
+      options.signal === undefined
+        ? revoked.signal
+        : AbortSignal.any([revoked.signal, options.signal]);
+    try {
+      let access: LeaseAccess;
+      let changed: boolean;
       try {
-        let access: LeaseAccess<B>;
-        let changed: boolean;
-        try {
-          this.o.directory.starting(lease);
-          ({ access, changed } = await this.o.provisioner.provision(lease, abort.signal));
-        } catch (err) {
-          if (abort.signal.aborted) return 'revoked';
-          if (err instanceof ProvisionError && err.permanent) return await this.fail(lease, err);
-          this.o.directory.forget(id);
-          throw err;
+        this.o.directory.starting(lease);
+        ({ access, changed } = await this.o.provisioner.provision(lease, signal));
+      } catch (err) {
+        if (revoked.signal.aborted) {
+          // Stopped by its revocation (D30): what it left is the revocation's to remove.
+          this.o.logger.debug({ leaseId: id, err }, 'provisioning stopped: the lease is revoked');
+          return { outcome: 'revoked' };
         }
-        if (abort.signal.aborted || this.o.tombstones.has(id)) return 'revoked';
-        this.o.directory.ready(lease, access);
-        // Report once (issue 12): what the exchange answered for is not sent
-        // again unless something changed or the reconciler saw it lost. An
-        // access that changed on its own after the last report (a token
-        // refreshed, D28, its report cut off by a restart) was not answered for.
-        const mark = this.o.reports.get(id);
-        const answered =
-          mark !== undefined && (access.madeMs === undefined || mark.atMs >= access.madeMs);
-        if (!changed && !forceReport && answered) return 'unchanged';
-        await this.report(lease, access);
-        return changed ? 'provisioned' : 'reported';
-      } finally {
-        if (this.inFlight.get(id) === abort) this.inFlight.delete(id);
+        if (err instanceof ProvisionError && err.permanent) {
+          return { outcome: await this.fail(lease, err) };
+        }
+        this.o.directory.forget(id);
+        throw err;
       }
-    });
+      if (revoked.signal.aborted || this.o.tombstones.has(id)) return { outcome: 'revoked' };
+      this.o.directory.ready(lease, access);
+      const refreshAtMs = access.refreshAtMs;
+      // Report once (issue 12): what the exchange answered for is not sent
+      // again unless something changed or the reconciler saw it lost. An
+      // access that changed on its own after the last report (a token
+      // refreshed, D28, its report cut off by a restart) was not answered for.
+      const mark = this.o.reports.get(id);
+      const answered =
+        mark !== undefined && (access.madeMs === undefined || mark.atMs >= access.madeMs);
+      if (!changed && options.force !== true && answered) {
+        return { outcome: 'unchanged', refreshAtMs };
+      }
+      await this.report(lease, access);
+      return { outcome: changed ? 'provisioned' : 'reported', refreshAtMs };
+    } finally {
+      if (this.inFlight.get(id) === revoked) this.inFlight.delete(id);
+    }
   }
 
   /**
-   * Ends every access of the lease and reports it. `endMs`: the lease's end
-   * if known (how long to remember it was revoked); `atMs`: when it was
-   * revoked. Transient failures throw; running it again is harmless.
+   * A revocation is on its way (queued behind work on the lease): stops a
+   * provisioning under way and refuses the lease's new SSH sessions at once
+   * (D26), before the queue gets to `revoke`.
    */
-  async revoke(
-    leaseId: string,
-    why: { reason: string; atMs: number; endMs?: number | undefined },
-  ): Promise<void> {
-    // First of all: from here on nothing provisions it again (D30).
-    await this.o.tombstones.add(leaseId, tombstoneUntil(why.endMs, why.atMs), why.reason);
+  preempt(leaseId: string): void {
     this.inFlight.get(leaseId)?.abort();
     this.o.directory.ended(leaseId);
+  }
+
+  /**
+   * Ends every access of the lease and reports it. `why.endMs`: the lease's
+   * end if known (how long to remember it was revoked); `why.atMs`: when it
+   * was revoked. Transient failures throw; running it again is harmless.
+   */
+  async revoke(leaseId: string, why: RevokeWhy): Promise<void> {
+    // First of all: from here on nothing provisions it again (D30).
+    await this.o.tombstones.add(leaseId, tombstoneUntil(why.endMs, why.atMs), why.reason);
+    this.preempt(leaseId);
     const closed = await this.o.gateway.revoke(leaseId, `gpux: lease ${leaseId} ${why.reason}`);
-    await this.mutex.run(leaseId, async () => {
-      await this.o.provisioner.revoke(leaseId);
-      this.o.directory.forget(leaseId);
-      // Delivered again after it was reported: the steps above were enough.
-      if (this.o.tombstones.get(leaseId)?.reported === true) return;
+    // What the sessions left running, at once; then the rest of the workspace.
+    await this.o.sessions.terminate(leaseId);
+    await this.o.provisioner.revoke(leaseId);
+    this.o.directory.forget(leaseId);
+    // Delivered again after it was reported: the steps above were enough.
+    if (this.o.tombstones.get(leaseId)?.reported !== true) {
       try {
         const res = await this.o.exchange.reportRevoked(this.o.clusterId, leaseId);
         this.o.logger.info(
@@ -142,21 +180,16 @@ export class LeaseWorker<B> {
       }
       await this.o.tombstones.markReported(leaseId);
       await this.o.reports.delete(leaseId);
-    });
+    }
     this.o.onLeaseEnded?.();
   }
 
   /** Marks a lease reported without sending anything (the exchange shows it active). */
   async markReported(leaseId: string): Promise<void> {
-    await this.mutex.run(leaseId, () => this.o.reports.set(leaseId, this.now()));
+    await this.o.reports.set(leaseId, this.now());
   }
 
-  /** Work under way or queued. */
-  get busy(): number {
-    return this.mutex.busy;
-  }
-
-  private async report(lease: LeaseSpec, access: LeaseAccess<B>): Promise<void> {
+  private async report(lease: LeaseSpec, access: LeaseAccess): Promise<void> {
     const { port } = this.o.gateway.address();
     const host = this.o.advertiseHost.includes(':')
       ? `[${this.o.advertiseHost}]`

@@ -1,7 +1,9 @@
 // Runs the D30 reconciliation at start and every few seconds: reads the
 // exchange's live leases and the workspaces here, plans (reconcile-plan.ts)
-// and carries the plan out through the lease worker. If the exchange cannot
-// be reached, nothing is revoked: an agent restart never tears down a live lease.
+// and hands the plan to the lease queue, revocations first, waiting for each
+// lease's first try (the queue retries what failed, with its one policy). If
+// the exchange cannot be reached, nothing is revoked: an agent restart never
+// tears down a live lease.
 
 import { isRepeatedRefusal } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
@@ -10,7 +12,7 @@ import { leaseSpecFromProto } from '../provisioner/lease-spec.js';
 import type { Provisioner } from '../provisioner/provisioner.js';
 import type { ReportMarks } from '../state/report-marks.js';
 import type { Tombstones } from '../state/tombstones.js';
-import type { LeaseWorker } from './lease-worker.js';
+import type { LeaseQueue, LeaseWork, LeaseWorkDone } from './lease-queue.js';
 import { planReconciliation } from './reconcile-plan.js';
 
 export interface ReconcileResult {
@@ -21,25 +23,25 @@ export interface ReconcileResult {
   readonly revoked: number;
   readonly provisioned: number;
   readonly reported: number;
-  /** Steps that failed (each logged); tried again next time. */
+  /** Steps that failed at their first try (each logged); the lease queue tries them again. */
   readonly failures: number;
 }
 
-export interface ReconcilerOptions<B> {
+export interface ReconcilerOptions {
   readonly clusterId: string;
   readonly exchange: ExchangeApi;
-  readonly provisioner: Provisioner<B>;
-  readonly worker: LeaseWorker<B>;
+  readonly provisioner: Provisioner;
+  readonly leases: LeaseQueue;
   readonly tombstones: Tombstones;
   readonly reports: ReportMarks;
   readonly logger: Logger;
   readonly now?: () => number;
 }
 
-export class Reconciler<B> {
+export class Reconciler {
   private readonly now: () => number;
 
-  constructor(private readonly o: ReconcilerOptions<B>) {
+  constructor(private readonly o: ReconcilerOptions) {
     this.now = o.now ?? Date.now;
   }
 
@@ -79,59 +81,68 @@ export class Reconciler<B> {
     });
 
     let failures = 0;
-    const attempt = async (what: string, leaseId: string, step: () => Promise<unknown>) => {
-      try {
-        await step();
-        return true;
-      } catch (err) {
-        failures++;
-        this.o.logger.warn({ leaseId, err }, `reconciliation: ${what} failed; trying again later`);
-        return false;
-      }
+    /** Hands one lease's work to the queue; the value of its first try, or undefined if it failed. */
+    const attempt = async (
+      what: string,
+      leaseId: string,
+      work: LeaseWork,
+    ): Promise<LeaseWorkDone | undefined> => {
+      const tried = await this.o.leases.attempt(leaseId, work);
+      if (tried.ok) return tried.value;
+      failures++;
+      // Logged by the queue when it schedules the retry; a stop says nothing new.
+      this.o.logger.debug({ leaseId, err: tried.error }, `reconciliation: ${what} not done yet`);
+      return undefined;
     };
-    let revoked = 0;
-    for (const r of plan.revoke) {
-      this.o.logger.info({ leaseId: r.leaseId }, 'reconciliation: workspace without a live lease');
-      const reason = this.o.tombstones.get(r.leaseId)?.reason ?? 'ended';
-      if (
-        await attempt('revoke', r.leaseId, () =>
-          this.o.worker.revoke(r.leaseId, {
-            reason,
-            atMs: listed.asOf?.getTime() ?? atMs,
-            endMs: r.endMs,
-          }),
-        )
-      ) {
-        revoked++;
-      }
-    }
-    let provisioned = 0;
-    for (const spec of plan.provision) {
+    const asOfMs = listed.asOf?.getTime() ?? atMs;
+    // Revocations first: a resale's new lease may take over the nodes of an old one (D27).
+    const revokes = await Promise.all(
+      plan.revoke.map((r) => {
+        this.o.logger.info(
+          { leaseId: r.leaseId },
+          'reconciliation: workspace without a live lease',
+        );
+        const reason = this.o.tombstones.get(r.leaseId)?.reason ?? 'ended';
+        return attempt('revoke', r.leaseId, {
+          kind: 'revoke',
+          why: { reason, atMs: asOfMs, endMs: r.endMs },
+        });
+      }),
+    );
+    const provisions = plan.provision.map((spec) => {
       this.o.logger.info(
         { leaseId: spec.leaseId },
         'reconciliation: live lease without a workspace',
       );
-      if (await attempt('provision', spec.leaseId, () => this.o.worker.provision(spec)))
-        provisioned++;
+      return attempt('provision', spec.leaseId, { kind: 'provision', lease: spec, force: false });
+    });
+    const reports = plan.report.map((spec) =>
+      attempt('report', spec.leaseId, { kind: 'provision', lease: spec, force: true }),
+    );
+    // Not forced: the worker reports only if its mark is still older than the access.
+    const stale = plan.stale.map((spec) =>
+      attempt('report', spec.leaseId, { kind: 'provision', lease: spec, force: false }),
+    );
+    const marks = plan.markReported.map((id) =>
+      attempt('mark reported', id, { kind: 'mark-reported' }),
+    );
+    // A token due for refresh before the lease ends (D28), found at start or after a restart.
+    const going = new Set(plan.revoke.map((r) => r.leaseId));
+    for (const w of workspaces) {
+      const refreshAtMs = w.access?.refreshAtMs;
+      if (w.lease === undefined || refreshAtMs === undefined || going.has(w.leaseId)) continue;
+      this.o.leases.refreshAt(w.lease, refreshAtMs);
     }
-    let reported = 0;
-    for (const spec of plan.report) {
-      if (await attempt('report', spec.leaseId, () => this.o.worker.provision(spec, true)))
-        reported++;
-    }
-    for (const spec of plan.stale) {
-      // Not forced: the worker reports only if its mark is still older than the access.
-      let outcome: string | undefined;
-      await attempt(
-        'report',
-        spec.leaseId,
-        async () => (outcome = await this.o.worker.provision(spec)),
-      );
-      if (outcome === 'reported') reported++;
-    }
-    for (const id of plan.markReported) {
-      await attempt('mark reported', id, () => this.o.worker.markReported(id));
-    }
+    const count = (done: readonly (LeaseWorkDone | undefined)[], only?: string): number =>
+      done.filter(
+        (d) =>
+          d !== undefined && (only === undefined || (d.kind === 'provision' && d.outcome === only)),
+      ).length;
+    const revoked = count(revokes);
+    const provisioned = count(await Promise.all(provisions));
+    const reported =
+      count(await Promise.all(reports)) + count(await Promise.all(stale), 'reported');
+    await Promise.all(marks);
     return { atMs, ok: true, revoked, provisioned, reported, failures };
   }
 }

@@ -53,3 +53,25 @@ export function leaseSpecFromProto(l: Lease): LeaseSpec {
     sourceLeaseId: l.sourceLeaseId === '' ? null : l.sourceLeaseId,
   };
 }
+
+/** A lease record read back from where a provisioner kept it (a file, an annotation): checked, not trusted. */
+export function isLeaseSpec(v: unknown, leaseId: string): v is LeaseSpec {
+  const l = v as Partial<LeaseSpec> | null;
+  return (
+    l !== null &&
+    typeof l === 'object' &&
+    l.leaseId === leaseId &&
+    typeof l.namespace === 'string' &&
+    typeof l.leaseUser === 'string' &&
+    Array.isArray(l.nodes) &&
+    l.nodes.every(
+      (n: unknown) =>
+        typeof (n as { hostname?: unknown } | null)?.hostname === 'string' &&
+        typeof (n as { sshUser?: unknown }).sshUser === 'string',
+    ) &&
+    typeof l.gpuCount === 'number' &&
+    typeof l.startMs === 'number' &&
+    typeof l.endMs === 'number' &&
+    Array.isArray(l.sshPublicKeys)
+  );
+}

@@ -7,21 +7,59 @@
 import type { NodeHealth } from '@gpux/proto';
 
 import type { ProvisionerKind } from '../config.js';
+import type { KubeClient } from './kubernetes/kube-client.js';
 import type { LeaseSpec } from './lease-spec.js';
 
+/** The workspace pod of one leased node, reached through the agent's Kubernetes client. */
+export interface PodTarget {
+  readonly kind: 'pod';
+  readonly kube: KubeClient;
+  readonly leaseId: string;
+  readonly namespace: string;
+  /** 1-based: the pod of Deployment workspace-<k>. */
+  readonly nodeIndex: number;
+  readonly hostname: string;
+}
+
+/** A workspace directory on this host, where sessions run as the agent's user (simulated). */
+export interface DirectoryTarget {
+  readonly kind: 'directory';
+  readonly dir: string;
+  /** The whole environment of the sessions' processes: never the agent's own. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * What a leased node's SSH sessions exec into. The provisioner says where;
+ * the SSH side (sessions.ts) makes the session backend that goes there.
+ */
+export type WorkspaceTarget = PodTarget | DirectoryTarget;
+
 /** One leased node as the SSH gateway serves it. */
-export interface NodeAccess<B> {
+export interface NodeAccess {
   readonly hostname: string;
   readonly sshUser: string;
   /** 1-based, the k of sshUserOf. */
   readonly nodeIndex: number;
-  /** Runs the sessions of this node (the gateway's SessionBackend). */
-  readonly backend: B;
+  readonly workspace: WorkspaceTarget;
 }
 
-export interface LeaseAccess<B> {
+/** The lease's nodes as NodeAccess, the k-th (1-based) node's sessions running where `workspaceOf` says. */
+export function nodeAccessOf(
+  lease: LeaseSpec,
+  workspaceOf: (node: LeaseSpec['nodes'][number], k: number) => WorkspaceTarget,
+): NodeAccess[] {
+  return lease.nodes.map((n, i) => ({
+    hostname: n.hostname,
+    sshUser: n.sshUser,
+    nodeIndex: i + 1,
+    workspace: workspaceOf(n, i + 1),
+  }));
+}
+
+export interface LeaseAccess {
   readonly leaseId: string;
-  readonly nodes: readonly NodeAccess<B>[];
+  readonly nodes: readonly NodeAccess[];
   /** D28: YAML, bound to the lease's namespace. */
   readonly kubeconfig: string;
   /**
@@ -31,19 +69,26 @@ export interface LeaseAccess<B> {
    * Undefined: it never changes once provisioned.
    */
   readonly madeMs?: number | undefined;
+  /**
+   * When it must be made again (agent clock): its token expires before the
+   * lease ends (D28). The agent's work queue provisions the lease again
+   * then, which refreshes the token, and reports the new kubeconfig.
+   * Undefined: it lasts as long as the lease.
+   */
+  readonly refreshAtMs?: number | undefined;
 }
 
 /** What exists on the provider's side for one lease. */
-export interface Workspace<B> {
+export interface Workspace {
   readonly leaseId: string;
   /** The lease as it was provisioned; undefined when that record is missing or unreadable. */
   readonly lease: LeaseSpec | undefined;
   /** Set when provisioning finished; undefined for a workspace left half-made (a crash). */
-  readonly access: LeaseAccess<B> | undefined;
+  readonly access: LeaseAccess | undefined;
 }
 
-export interface ProvisionResult<B> {
-  readonly access: LeaseAccess<B>;
+export interface ProvisionResult {
+  readonly access: LeaseAccess;
   /** false: everything was there already, the access is the one made before. */
   readonly changed: boolean;
 }
@@ -82,7 +127,7 @@ export function checkLeaseNodes(
   }
 }
 
-export interface Provisioner<B> {
+export interface Provisioner {
   readonly kind: ProvisionerKind;
   /** The cluster's registered nodes, from Attach and every heartbeat answer (D31). */
   setClusterNodes(hostnames: readonly string[]): void;
@@ -92,14 +137,15 @@ export interface Provisioner<B> {
    * signal stops it early (a revoke overtook it); what it left is removed by
    * `revoke`.
    */
-  provision(lease: LeaseSpec, signal?: AbortSignal): Promise<ProvisionResult<B>>;
+  provision(lease: LeaseSpec, signal?: AbortSignal): Promise<ProvisionResult>;
   /**
-   * Removes every access of the lease: sessions' processes at once, then the
-   * rest ("pods at once, the rest within 60 s", D26). Nothing there: done.
+   * Removes every access of the lease ("pods at once, the rest within 60 s",
+   * D26); the agent has ended its SSH sessions and what they left running
+   * before. Nothing there: done.
    */
   revoke(leaseId: string): Promise<void>;
   /** Every lease workspace that exists, finished or not. */
-  list(): Promise<Workspace<B>[]>;
+  list(): Promise<Workspace[]>;
   /** The health of every node this agent speaks for, for the heartbeat. */
   health(): Promise<NodeHealth[]>;
 }

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type { LogFn, Logger } from '../logger.js';
+import { SILENT_LOGGER } from '../logger.js';
 import type { LeaseSpec } from './lease-spec.js';
 import { ProvisionError } from './provisioner.js';
+import type { NodeAccess } from './provisioner.js';
 import { PLACEHOLDER_SERVER, SimulatedProvisioner } from './simulated-provisioner.js';
-import type { TerminableBackend } from './simulated-provisioner.js';
 
 const LEASE = 'lse_01jdq3m5x0aaaaaaaaaaaaaaaa';
 
@@ -27,15 +29,10 @@ const lease: LeaseSpec = {
   sourceLeaseId: null,
 };
 
-interface DirBackend extends TerminableBackend {
-  readonly dir: string;
-}
-
-interface Backend {
-  dir: string;
-  env: Readonly<Record<string, string>>;
-  terminated: number;
-  terminate(): Promise<void>;
+/** The node's workspace directory and the sessions' environment. */
+function target(n: NodeAccess | undefined): { dir: string; env: Readonly<Record<string, string>> } {
+  if (n?.workspace.kind !== 'directory') throw new Error('not a workspace directory');
+  return n.workspace;
 }
 
 const dirs: string[] = [];
@@ -43,14 +40,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function make(delayMs = 0) {
+function make(delayMs = 0, logger: Logger = SILENT_LOGGER) {
   const stateDir = mkdtempSync(join(tmpdir(), 'gpux-sim-'));
   dirs.push(stateDir);
-  const backends: Backend[] = [];
-  const p = new SimulatedProvisioner<Backend>({
+  const p = new SimulatedProvisioner({
     stateDir,
     clusterId: 'cls_1',
     provisionDelayMs: delayMs,
+    logger,
     inventory: () =>
       Promise.resolve({
         kind: 'ok',
@@ -65,22 +62,9 @@ function make(delayMs = 0) {
           },
         ],
       }),
-    backendFactory: (dir, env) => {
-      const b: Backend = {
-        dir,
-        env,
-        terminated: 0,
-        terminate: () => {
-          b.terminated++;
-          return Promise.resolve();
-        },
-      };
-      backends.push(b);
-      return b;
-    },
   });
   p.setClusterNodes(['node-a', 'node-b', 'node-c']);
-  return { p, stateDir, backends };
+  return { p, stateDir };
 }
 
 describe('simulated provisioner', () => {
@@ -89,11 +73,11 @@ describe('simulated provisioner', () => {
     const { access, changed } = await p.provision(lease);
     expect(changed).toBe(true);
     const ws = join(stateDir, 'workspaces', LEASE);
-    expect(access.nodes.map((n) => [n.hostname, n.sshUser, n.nodeIndex, n.backend.dir])).toEqual([
+    expect(access.nodes.map((n) => [n.hostname, n.sshUser, n.nodeIndex, target(n).dir])).toEqual([
       ['node-a', lease.nodes[0]?.sshUser, 1, join(ws, lease.nodes[0]?.sshUser ?? '')],
       ['node-b', lease.nodes[1]?.sshUser, 2, join(ws, lease.nodes[1]?.sshUser ?? '')],
     ]);
-    for (const n of access.nodes) expect(existsSync(n.backend.dir)).toBe(true);
+    for (const n of access.nodes) expect(existsSync(target(n).dir)).toBe(true);
     const kc = yaml.load(access.kubeconfig) as {
       clusters: { cluster: { server: string } }[];
       contexts: { context: { namespace: string } }[];
@@ -109,7 +93,7 @@ describe('simulated provisioner', () => {
     try {
       const { p } = make();
       const { access } = await p.provision(lease);
-      const env = access.nodes[0]?.backend.env ?? {};
+      const env = target(access.nodes[0]).env;
       expect(Object.values(env)).not.toContain('secret-of-the-agent');
       expect(env).toMatchObject({ GPUX_LEASE_ID: LEASE, GPUX_NODE: 'node-a' });
     } finally {
@@ -137,21 +121,20 @@ describe('simulated provisioner', () => {
     expect(listed.map((w) => [w.leaseId, w.access === undefined, w.lease?.endMs])).toEqual([
       [LEASE, true, lease.endMs],
     ]);
-    const fast = new SimulatedProvisioner<DirBackend>({
+    const fast = new SimulatedProvisioner({
       stateDir,
       clusterId: 'cls_1',
       inventory: () => Promise.resolve({ kind: 'absent' }),
-      backendFactory: (dir) => ({ dir }),
+      logger: SILENT_LOGGER,
     });
     expect((await fast.provision(lease)).changed).toBe(true);
     expect((await fast.list())[0]?.access).toBeDefined();
   });
 
-  it("revoke ends the sessions' processes, then removes the workspace; twice is fine", async () => {
-    const { p, stateDir, backends } = make();
+  it('revoke removes the workspace; twice is fine', async () => {
+    const { p, stateDir } = make();
     await p.provision(lease);
     await p.revoke(LEASE);
-    expect(backends.map((b) => b.terminated)).toEqual([1, 1]);
     expect(existsSync(join(stateDir, 'workspaces', LEASE))).toBe(false);
     expect(await p.list()).toEqual([]);
     await p.revoke(LEASE);
@@ -168,11 +151,23 @@ describe('simulated provisioner', () => {
     });
   });
 
-  it('an unreadable lease record lists the workspace as unfinished, lease unknown', async () => {
-    const { p, stateDir } = make();
+  it('an unreadable lease record lists the workspace as unfinished, lease unknown, and says so', async () => {
+    const warned: string[] = [];
+    const warn: LogFn = (_o: object | string, msg?: string) => void warned.push(msg ?? '');
+    const { p, stateDir } = make(0, { ...SILENT_LOGGER, warn });
     await p.provision(lease);
-    writeFileSync(join(stateDir, 'workspaces', LEASE, 'lease.json'), '{"state":');
-    expect(await p.list()).toEqual([{ leaseId: LEASE, lease: undefined, access: undefined }]);
+    const record = join(stateDir, 'workspaces', LEASE, 'lease.json');
+    for (const broken of ['{"state":', '{"state":"ready","token":"t","lease":{"leaseId":"x"}}']) {
+      writeFileSync(record, broken);
+      expect(await p.list()).toEqual([{ leaseId: LEASE, lease: undefined, access: undefined }]);
+    }
+    expect(warned).toEqual([
+      'simulated workspace record unreadable; listed as unfinished',
+      'simulated workspace record unreadable; listed as unfinished',
+    ]);
+    // Provisioning it again writes it whole.
+    expect((await p.provision(lease)).changed).toBe(true);
+    expect((await p.list())[0]?.access).toBeDefined();
   });
 
   it("every cluster node reports the host's GPUs; a failing nvidia-smi makes them unhealthy", async () => {
@@ -185,11 +180,11 @@ describe('simulated provisioner', () => {
     ]);
     const stateDir = mkdtempSync(join(tmpdir(), 'gpux-sim-'));
     dirs.push(stateDir);
-    const broken = new SimulatedProvisioner<DirBackend>({
+    const broken = new SimulatedProvisioner({
       stateDir,
       clusterId: 'cls_1',
       inventory: () => Promise.resolve({ kind: 'failed', problem: 'nvidia-smi failed: driver' }),
-      backendFactory: (dir) => ({ dir }),
+      logger: SILENT_LOGGER,
     });
     broken.setClusterNodes(['node-a']);
     expect(await broken.health()).toEqual([

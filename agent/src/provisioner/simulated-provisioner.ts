@@ -17,31 +17,20 @@ import type { NodeHealth } from '@gpux/proto';
 import { isId } from '@gpux/shared';
 
 import type { GpuInventory } from '../inventory/nvidia-smi.js';
-import { readJsonFile, writeFileAtomic } from '../state/atomic-file.js';
+import type { Logger } from '../logger.js';
+import { hasErrno } from '../ssh/errno.js';
+import { UnreadableRecordError, readJsonFile, writeFileAtomic } from '../state/atomic-file.js';
 import { buildKubeconfig } from './kubeconfig.js';
+import { isLeaseSpec } from './lease-spec.js';
 import type { LeaseSpec } from './lease-spec.js';
-import { ProvisionError, checkLeaseNodes } from './provisioner.js';
-import type {
-  LeaseAccess,
-  NodeAccess,
-  ProvisionResult,
-  Provisioner,
-  Workspace,
-} from './provisioner.js';
+import { ProvisionError, checkLeaseNodes, nodeAccessOf } from './provisioner.js';
+import type { LeaseAccess, ProvisionResult, Provisioner, Workspace } from './provisioner.js';
 
-/** Sessions' processes, ended when the lease is revoked (the SSH gateway's backend). */
-export interface TerminableBackend {
-  /** Ends what sessions of this node left running. */
-  terminate?(): Promise<void>;
-}
-
-/** Makes the session backend of one node's workspace directory (LocalWorkspaceBackend). */
-export type BackendFactory<B> = (dir: string, env: Readonly<Record<string, string>>) => B;
-
-export interface SimulatedProvisionerOptions<B> {
+export interface SimulatedProvisionerOptions {
   readonly stateDir: string;
   readonly clusterId: string;
-  readonly backendFactory: BackendFactory<B>;
+  /** Where an unreadable workspace record is told. */
+  readonly logger: Logger;
   /** The host's GPUs; every simulated node runs on this host and reports them. */
   readonly inventory: () => Promise<GpuInventory>;
   /** GPUX_SIMULATED_PROVISION_DELAY_MS: tests interrupt a provisioning in this window. */
@@ -60,14 +49,12 @@ interface LeaseRecord {
   readonly token: string;
 }
 
-export class SimulatedProvisioner<B extends TerminableBackend> implements Provisioner<B> {
+export class SimulatedProvisioner implements Provisioner {
   readonly kind = 'simulated' as const;
   private clusterNodes: ReadonlySet<string> | undefined;
-  /** One backend per node of each provisioned lease, kept so revoke can end their processes. */
-  private readonly backends = new Map<string, NodeAccess<B>[]>();
   private readonly root: string;
 
-  constructor(private readonly o: SimulatedProvisionerOptions<B>) {
+  constructor(private readonly o: SimulatedProvisionerOptions) {
     this.root = join(o.stateDir, 'workspaces');
   }
 
@@ -75,10 +62,10 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
     this.clusterNodes = new Set(hostnames);
   }
 
-  async provision(lease: LeaseSpec, signal?: AbortSignal): Promise<ProvisionResult<B>> {
+  async provision(lease: LeaseSpec, signal?: AbortSignal): Promise<ProvisionResult> {
     this.check(lease);
     const dir = this.dirOf(lease.leaseId);
-    const existing = await this.readRecord(lease.leaseId);
+    const existing = await this.readRecordOrLog(lease.leaseId, 'it is written again');
     if (existing?.state === 'ready') return { access: this.accessOf(existing), changed: false };
 
     const record: LeaseRecord = {
@@ -102,36 +89,29 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
   }
 
   async revoke(leaseId: string): Promise<void> {
-    // Processes at once: what sessions left running (the gateway has closed the sessions).
-    const nodes = this.backends.get(leaseId) ?? [];
-    this.backends.delete(leaseId);
-    await Promise.all(nodes.map(async (n) => n.backend.terminate?.()));
-    // Then the workspace: moved aside first, so list() never sees half of it.
+    // The workspace, moved aside first, so list() never sees half of it (the
+    // agent has ended the sessions' processes before).
     const gone = join(this.root, `.revoked-${leaseId}-${randomBytes(4).toString('hex')}`);
     try {
       await rename(this.dirOf(leaseId), gone);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (!hasErrno(err, 'ENOENT')) throw err;
     }
     await this.sweep();
   }
 
-  async list(): Promise<Workspace<B>[]> {
+  async list(): Promise<Workspace[]> {
     let names: string[];
     try {
       names = await readdir(this.root);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if (hasErrno(err, 'ENOENT')) return [];
       throw err;
     }
-    const out: Workspace<B>[] = [];
+    const out: Workspace[] = [];
     for (const leaseId of names.filter((n) => isId('lse_', n))) {
-      let record: LeaseRecord | undefined;
-      try {
-        record = await this.readRecord(leaseId);
-      } catch {
-        record = undefined; // unreadable: half-made, revoked or provisioned again as needed
-      }
+      // Unreadable: half-made, revoked or provisioned again as reconciliation decides.
+      const record = await this.readRecordOrLog(leaseId, 'listed as unfinished');
       out.push({
         leaseId,
         lease: record?.lease,
@@ -155,7 +135,13 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
 
   /** Workspaces moved aside by a revoke that did not finish (a crash) are removed too. */
   private async sweep(): Promise<void> {
-    const names = await readdir(this.root).catch(() => [] as string[]);
+    let names: string[];
+    try {
+      names = await readdir(this.root);
+    } catch (err) {
+      if (hasErrno(err, 'ENOENT')) return;
+      throw err;
+    }
     await Promise.all(
       names
         .filter((n) => n.startsWith('.revoked-'))
@@ -175,6 +161,17 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
     return join(this.root, leaseId);
   }
 
+  /** The record, or undefined when there is none or it is unreadable (logged, with what follows). */
+  private async readRecordOrLog(leaseId: string, then: string): Promise<LeaseRecord | undefined> {
+    try {
+      return await this.readRecord(leaseId);
+    } catch (err) {
+      if (!(err instanceof UnreadableRecordError || err instanceof SyntaxError)) throw err;
+      this.o.logger.warn({ leaseId, err }, `simulated workspace record unreadable; ${then}`);
+      return undefined;
+    }
+  }
+
   private async readRecord(leaseId: string): Promise<LeaseRecord | undefined> {
     const raw = (await readJsonFile(join(this.dirOf(leaseId), 'lease.json'))) as
       LeaseRecord | undefined;
@@ -182,10 +179,9 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
     if (
       (raw.state !== 'provisioning' && raw.state !== 'ready') ||
       typeof raw.token !== 'string' ||
-      raw.lease?.leaseId !== leaseId ||
-      !Array.isArray(raw.lease.nodes)
+      !isLeaseSpec(raw.lease, leaseId)
     ) {
-      throw new Error(`unreadable lease record of ${leaseId}`);
+      throw new UnreadableRecordError(`the lease record of ${leaseId} is not one`);
     }
     return raw;
   }
@@ -206,17 +202,16 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
     });
   }
 
-  private accessOf(record: LeaseRecord): LeaseAccess<B> {
+  private accessOf(record: LeaseRecord): LeaseAccess {
     const { lease } = record;
-    let nodes = this.backends.get(lease.leaseId);
-    if (nodes === undefined) {
-      const dir = this.dirOf(lease.leaseId);
-      nodes = lease.nodes.map((n, i) => ({
-        hostname: n.hostname,
-        sshUser: n.sshUser,
-        nodeIndex: i + 1,
-        backend: this.o.backendFactory(join(dir, n.sshUser), {
-          // The sessions' whole environment: never the agent's own, which holds its token.
+    const dir = this.dirOf(lease.leaseId);
+    return {
+      leaseId: lease.leaseId,
+      nodes: nodeAccessOf(lease, (n) => ({
+        kind: 'directory',
+        dir: join(dir, n.sshUser),
+        // The sessions' whole environment: never the agent's own, which holds its token.
+        env: {
           PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
           LANG: 'C.UTF-8',
           SHELL: '/bin/bash',
@@ -226,10 +221,9 @@ export class SimulatedProvisioner<B extends TerminableBackend> implements Provis
           GPUX_LEASE_ID: lease.leaseId,
           GPUX_NAMESPACE: lease.namespace,
           GPUX_NODE: n.hostname,
-        }),
-      }));
-      this.backends.set(lease.leaseId, nodes);
-    }
-    return { leaseId: lease.leaseId, nodes, kubeconfig: this.kubeconfig(record) };
+        },
+      })),
+      kubeconfig: this.kubeconfig(record),
+    };
   }
 }

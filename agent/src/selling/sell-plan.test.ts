@@ -25,6 +25,19 @@ describe("the seller's decision", () => {
     });
   });
 
+  it('nodes the agent knows are leased (the view not showing it yet) are not free', () => {
+    expect(
+      planSells({
+        nodes: [online(), online(), online()],
+        knownLeased: 2,
+        sells: [sell('ord_1'), sell('ord_2')],
+        askCents: 250,
+        nowMs: NOW,
+        renewBeforeMs: HOUR / 4,
+      }),
+    ).toEqual({ free: 1, withdraw: ['ord_2'], publish: 0 });
+  });
+
   it('free nodes already offered by open sells are not listed twice', () => {
     expect(plan([online(), online(), online()], [sell('ord_1'), sell('ord_2')])).toEqual({
       free: 3,

@@ -1,7 +1,8 @@
 // Which sells to withdraw and how many to list, as a pure decision: one
 // sell order per free node at the agent's ask (D6), each offering now …
 // now + GPUX_LIST_HOURS and renewed before it expires (D12: at window end
-// − 1 h). Free = online, not leased, minus what open sells already offer.
+// − 1 h). Free = online, not leased (as the exchange showed it, less the
+// nodes the agent knows were leased since), minus what open sells offer.
 
 import { NodeStatus } from '@gpux/proto';
 
@@ -20,6 +21,11 @@ export interface SellView {
 
 export interface SellPlanInput {
   readonly nodes: readonly NodeView[];
+  /**
+   * Nodes the view shows free that the agent knows are leased: a lease it
+   * was told to provision, a sell filled since the view was taken.
+   */
+  readonly knownLeased?: number;
   readonly sells: readonly SellView[];
   readonly askCents: number;
   readonly nowMs: number;
@@ -37,9 +43,10 @@ export interface SellPlan {
 }
 
 export function planSells(input: SellPlanInput): SellPlan {
-  const free = input.nodes.filter(
+  const shownFree = input.nodes.filter(
     (n) => n.status === NodeStatus.NODE_STATUS_ONLINE && n.leaseId === '',
   ).length;
+  const free = Math.max(0, shownFree - (input.knownLeased ?? 0));
   const open = input.sells.filter((s) => s.remainingNodes > 0);
   // Kept: at the ask, not about to expire, freshest first, as many as free nodes.
   const candidates = open

@@ -1,17 +1,27 @@
 // Keeps the cluster's free nodes listed at the agent's ask (sell-plan.ts),
-// once per heartbeat. A refusal of the book (price collar D15, minimum
-// value D16, capacity D31) is logged, kept for the agent's status, and
-// tried again at the next heartbeat. A request the exchange refuses as
-// invalid is not sent again unchanged (paced-exchange.ts): logged once, it
-// stays in the status until a round succeeds.
+// a round after each heartbeat the exchange answered. Nodes it knows are
+// leased are not offered even while the last heartbeat answer still shows
+// them free: those of leases it was told to provision, and those of its
+// sells filled since that answer (a sell open at the last round and
+// smaller now); the exchange would refuse them (D31: no free capacity). A
+// refusal of the book (price collar D15, minimum value D16, capacity D31)
+// is logged, kept for the agent's status, and tried again at the next
+// heartbeat. A request the exchange refuses as invalid is not sent again
+// unchanged (paced-exchange.ts): logged once, it stays in the status until
+// a round succeeds.
 
-import type { Refusal } from '@gpux/proto';
+import type { Node, Refusal } from '@gpux/proto';
 
 import { isRefusedAsIs } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
 import { planSells } from './sell-plan.js';
-import type { NodeView } from './sell-plan.js';
+
+/** The cluster's nodes as a heartbeat answer showed them, and when it came. */
+export interface NodesView {
+  readonly nodes: readonly Node[];
+  readonly atMs: number;
+}
 
 export interface SellerStatus {
   readonly askCents: number;
@@ -30,6 +40,8 @@ export interface SellerOptions {
   readonly askCents: number;
   readonly listHours: number;
   readonly renewBeforeMs: number;
+  /** Hostnames of the leases the agent holds (provisioning or provisioned). */
+  readonly leasedHostnames: () => ReadonlySet<string>;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -37,6 +49,10 @@ export interface SellerOptions {
 export class Seller {
   private state: SellerStatus;
   private readonly now: () => number;
+  /** Our open sells after the last round (order id → nodes left); undefined: not known. */
+  private lastOpen: Map<string, number> | undefined;
+  /** Nodes of sells filled since a round, until a heartbeat answer newer than that shows them. */
+  private filled: { readonly nodes: number; readonly noticedAtMs: number }[] = [];
 
   constructor(private readonly o: SellerOptions) {
     this.now = o.now ?? Date.now;
@@ -54,11 +70,12 @@ export class Seller {
   }
 
   /** One round against the nodes as the last heartbeat answer showed them. */
-  async tick(nodes: readonly NodeView[]): Promise<void> {
+  async tick(view: NodesView): Promise<void> {
     try {
-      await this.round(nodes);
+      await this.round(view);
       this.state = { ...this.state, error: undefined };
     } catch (err) {
+      this.lastOpen = undefined;
       const error = err instanceof Error ? err.message : String(err);
       if (!isRefusedAsIs(err)) {
         this.o.logger.warn(
@@ -75,10 +92,19 @@ export class Seller {
     }
   }
 
-  private async round(nodes: readonly NodeView[]): Promise<void> {
+  private async round(view: NodesView): Promise<void> {
+    const listedAtMs = this.now();
     const { orders } = await this.o.exchange.listSells(this.o.clusterId);
+    this.noticeFills(orders, listedAtMs);
+    // A heartbeat answered after a fill was noticed shows its nodes leased already.
+    this.filled = this.filled.filter((f) => f.noticedAtMs >= view.atMs);
+    const leased = this.o.leasedHostnames();
+    const shownFreeButLeased = view.nodes.filter(
+      (n) => n.leaseId === '' && leased.has(n.hostname),
+    ).length;
     const plan = planSells({
-      nodes,
+      nodes: view.nodes,
+      knownLeased: shownFreeButLeased + this.filled.reduce((sum, f) => sum + f.nodes, 0),
       sells: orders.map((s) => ({
         orderId: s.orderId,
         priceCents: s.priceCents,
@@ -89,10 +115,14 @@ export class Seller {
       nowMs: this.now(),
       renewBeforeMs: this.o.renewBeforeMs,
     });
+    const open = new Map(orders.map((s) => [s.orderId, s.remainingNodes]));
+    this.lastOpen = open;
     let listed = orders
       .filter((s) => !plan.withdraw.includes(s.orderId))
       .reduce((sum, s) => sum + s.remainingNodes, 0);
     for (const orderId of plan.withdraw) {
+      // Gone from the book by our hand, not filled.
+      open.delete(orderId);
       const { cancelledNodes } = await this.o.exchange.withdrawSell(this.o.clusterId, orderId);
       this.o.logger.info(
         { orderId, cancelledNodes },
@@ -117,6 +147,7 @@ export class Seller {
       }
       if (res.result?.$case === 'order') {
         listed += res.result.value.remainingNodes;
+        open.set(res.result.value.orderId, res.result.value.remainingNodes);
         this.o.logger.info(
           { orderId: res.result.value.orderId, priceCents: this.o.askCents },
           'free node listed',
@@ -125,5 +156,19 @@ export class Seller {
       }
     }
     this.state = { ...this.state, listedNodes: listed, freeNodes: plan.free };
+  }
+
+  /** Nodes our sells offered at the last round and offer no more: filled since. */
+  private noticeFills(
+    orders: readonly { orderId: string; remainingNodes: number }[],
+    atMs: number,
+  ): void {
+    if (this.lastOpen === undefined) return;
+    const now = new Map(orders.map((s) => [s.orderId, s.remainingNodes]));
+    let taken = 0;
+    for (const [orderId, before] of this.lastOpen) {
+      taken += Math.max(0, before - (now.get(orderId) ?? 0));
+    }
+    if (taken > 0) this.filled.push({ nodes: taken, noticedAtMs: atMs });
   }
 }

@@ -14,8 +14,10 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { constants } from 'node:os';
 import * as pty from 'node-pty';
-import { killSessions, membersOf, readProcesses, sessionOf } from './process-tree.js';
+import { killSessions, membersOf, readProcesses, sessionOf, signalGroup } from './process-tree.js';
 import { ExitLatch } from './exit-latch.js';
+import { SILENT_LOGGER } from './logger.js';
+import type { Logger } from './logger.js';
 import type { ProcStat, SessionRef } from './process-tree.js';
 import { loopbackAddressOf, readTcpListeners, socketInodesOf } from './tcp-listeners.js';
 import type {
@@ -33,6 +35,8 @@ export interface LocalWorkspaceBackendOptions {
   readonly shell?: string;
   /** How long SIGHUP gets before SIGKILL when sessions are killed. Default 500 ms. */
   readonly killGraceMs?: number;
+  /** Where a hangup that could not be delivered is told. */
+  readonly logger?: Logger;
 }
 
 // A client without a terminal of its own (`ssh -tt` from a script) asks
@@ -54,6 +58,7 @@ export class LocalWorkspaceBackend implements SessionBackend {
   readonly sftpRoot: string;
   private readonly shellPath: string;
   private readonly killGraceMs: number;
+  private readonly logger: Logger;
   private sessions: SessionRef[] = [];
 
   /**
@@ -69,6 +74,7 @@ export class LocalWorkspaceBackend implements SessionBackend {
     this.sftpRoot = dir;
     this.shellPath = options.shell ?? '/bin/bash';
     this.killGraceMs = options.killGraceMs ?? 500;
+    this.logger = options.logger ?? SILENT_LOGGER;
   }
 
   shell(options: ShellOptions): Promise<ShellHandle> {
@@ -104,7 +110,13 @@ export class LocalWorkspaceBackend implements SessionBackend {
       resume: () => term.resume(),
       onExit: (listener) => exit.on(listener),
       hangup: () => {
-        if (!exit.done) signalGroup(term.pid, 'SIGHUP');
+        if (exit.done) return;
+        try {
+          signalGroup(term.pid, 'SIGHUP');
+        } catch (err) {
+          // Its processes run on; revocation (terminate) tries again and says so.
+          this.logger.warn({ err, pgid: term.pid, dir: this.dir }, 'ssh hangup not delivered');
+        }
       },
       kill: () => killSessions([session], { graceMs: this.killGraceMs }),
     });
@@ -193,13 +205,5 @@ export class LocalWorkspaceBackend implements SessionBackend {
 
   private sessionEnv(client: SessionEnv): Record<string, string> {
     return { ...this.env, ...client, HOME: this.dir, PWD: this.dir };
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: already gone.
   }
 }

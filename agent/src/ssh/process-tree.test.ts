@@ -1,6 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
-import { membersOf, parseProcStat } from './process-tree.js';
+import {
+  SignalRefusedError,
+  killSessions,
+  membersOf,
+  parseProcStat,
+  signalGroup,
+} from './process-tree.js';
 import type { ProcStat } from './process-tree.js';
 
 function statLine(
@@ -91,5 +100,78 @@ describe('members of login sessions', () => {
     const { members, gone } = membersOf([proc(100, 100, 100, 5000, 'Z')], [ours]);
     expect(members).toEqual([]);
     expect(gone).toEqual([ours]);
+  });
+});
+
+describe('killing a session', () => {
+  /** A /proc with these processes; a kill of a group removes its members, or fails with `errno`. */
+  function fakeProc(members: ProcStat[], refuse: ReadonlyMap<number, string>) {
+    const root = mkdtempSync(join(tmpdir(), 'gpux-proc-'));
+    for (const p of members) {
+      mkdirSync(join(root, String(p.pid)));
+      writeFileSync(
+        join(root, String(p.pid), 'stat'),
+        statLine(p.pid, 'x', p.state, p.ppid, p.pgrp, p.session, p.startTime),
+      );
+    }
+    const signals: string[] = [];
+    const kill = (pid: number, signal: NodeJS.Signals): void => {
+      const pgrp = -pid;
+      signals.push(`${signal} ${pgrp}`);
+      const code = refuse.get(pgrp);
+      if (code !== undefined) {
+        throw Object.assign(new Error(`kill ${code}`), { code });
+      }
+      for (const p of members.filter((m) => m.pgrp === pgrp)) {
+        rmSync(join(root, String(p.pid)), { recursive: true, force: true });
+      }
+    };
+    return { root, kill, signals };
+  }
+
+  it('a group gone meanwhile (ESRCH) is no error', async () => {
+    const { root, kill } = fakeProc([proc(100, 100, 100, 5000)], new Map([[100, 'ESRCH']]));
+    // ESRCH says the group is gone; this fake keeps its stat, so the rounds run out quietly.
+    await expect(
+      killSessions([{ sid: 100, startTime: 5000 }], {
+        graceMs: 1,
+        killWaitMs: 1,
+        procRoot: root,
+        kill,
+      }),
+    ).resolves.toBeUndefined();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('signalGroup: gone (ESRCH) is false, any other refusal throws', () => {
+    const failing = (code: string) => () => {
+      throw Object.assign(new Error(code), { code });
+    };
+    expect(signalGroup(123, 'SIGHUP', () => undefined)).toBe(true);
+    expect(signalGroup(123, 'SIGHUP', failing('ESRCH'))).toBe(false);
+    expect(() => signalGroup(123, 'SIGHUP', failing('EPERM'))).toThrow('EPERM');
+  });
+
+  it('a group that refuses its signal (EPERM) does not stop the others; what it leaves running is reported', async () => {
+    const { root, kill, signals } = fakeProc(
+      [proc(100, 100, 100, 5000), proc(101, 100, 100, 5001), proc(102, 102, 100, 5002)],
+      new Map([[102, 'EPERM']]),
+    );
+    const killing = killSessions([{ sid: 100, startTime: 5000 }], {
+      graceMs: 1,
+      killWaitMs: 1,
+      procRoot: root,
+      kill,
+    });
+    await expect(killing).rejects.toBeInstanceOf(SignalRefusedError);
+    await expect(killing).rejects.toMatchObject({ groups: [102], cause: { code: 'EPERM' } });
+    // The leader's group got its SIGHUP; the refusing group was asked every round.
+    expect(signals[0]).toBe('SIGHUP 100');
+    expect(signals.filter((s) => s.endsWith(' 102'))).toEqual([
+      'SIGHUP 102',
+      'SIGKILL 102',
+      'SIGKILL 102',
+    ]);
+    rmSync(root, { recursive: true, force: true });
   });
 });

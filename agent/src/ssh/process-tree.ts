@@ -14,6 +14,8 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 
+import { hasErrno } from './errno.js';
+
 export interface ProcStat {
   readonly pid: number;
   /** R, S, D, Z (zombie: already dead), T, … */
@@ -69,8 +71,10 @@ export async function readProcesses(procRoot = '/proc'): Promise<ProcStat[]> {
 async function readStat(pid: number, procRoot: string): Promise<ProcStat | undefined> {
   try {
     return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'latin1'));
-  } catch {
-    return undefined; // exited
+  } catch (err) {
+    // Exited (and reaped) meanwhile.
+    if (hasErrno(err, 'ENOENT', 'ESRCH')) return undefined;
+    throw err;
   }
 }
 
@@ -109,6 +113,21 @@ export interface KillOptions {
   /** How long SIGHUP gets before SIGKILL. */
   readonly graceMs: number;
   readonly procRoot?: string;
+  /** How long each SIGKILL round waits for the members to go. Default 5 s. */
+  readonly killWaitMs?: number;
+  /** process.kill (tests give another). */
+  readonly kill?: (pid: number, signal: NodeJS.Signals) => void;
+}
+
+/** Process groups of a session that could not be signalled (EPERM: a member changed its user). */
+export class SignalRefusedError extends Error {
+  override readonly name = 'SignalRefusedError';
+  constructor(
+    readonly groups: readonly number[],
+    options?: ErrorOptions,
+  ) {
+    super(`process groups ${groups.join(', ')} could not be signalled; they still run`, options);
+  }
 }
 
 const POLL_MS = 20;
@@ -130,22 +149,39 @@ export async function killSessions(
   options: KillOptions,
 ): Promise<void> {
   const procRoot = options.procRoot ?? '/proc';
+  const kill = options.kill ?? ((pid, signal) => process.kill(pid, signal));
+  // A group that refuses a signal does not stop the others from getting theirs.
+  const refused = new Map<number, unknown>();
+  const signal = (pgrp: number, sig: NodeJS.Signals): void => {
+    try {
+      signalGroup(pgrp, sig, kill);
+    } catch (err) {
+      refused.set(pgrp, err);
+    }
+  };
   for (const ref of refs) {
     // Its pid, and so its group id, cannot have been reused while the
     // leader (even a zombie one) still has the start time we recorded.
     const leader = await readStat(ref.sid, procRoot);
-    if (leader?.startTime === ref.startTime) signalGroup(ref.sid, 'SIGHUP');
+    if (leader?.startTime === ref.startTime) signal(ref.sid, 'SIGHUP');
   }
+  const killWaitMs = options.killWaitMs ?? KILL_WAIT_MS;
   const rounds: [NodeJS.Signals, number][] = [
     ['SIGHUP', options.graceMs],
-    ['SIGKILL', KILL_WAIT_MS],
-    ['SIGKILL', KILL_WAIT_MS],
+    ['SIGKILL', killWaitMs],
+    ['SIGKILL', killWaitMs],
   ];
-  for (const [signal, waitMs] of rounds) {
+  for (const [sig, waitMs] of rounds) {
     const members = membersOf(await readProcesses(procRoot), refs).members;
     if (members.length === 0) return;
-    for (const pgrp of new Set(members.map((p) => p.pgrp))) signalGroup(pgrp, signal);
+    for (const pgrp of new Set(members.map((p) => p.pgrp))) signal(pgrp, sig);
     await waitGone(members, waitMs, procRoot);
+  }
+  if (refused.size === 0) return;
+  const left = membersOf(await readProcesses(procRoot), refs).members;
+  const stuck = [...refused.keys()].filter((g) => left.some((p) => p.pgrp === g));
+  if (stuck.length > 0) {
+    throw new SignalRefusedError(stuck, { cause: refused.get(stuck[0] ?? 0) });
   }
 }
 
@@ -162,12 +198,22 @@ async function waitGone(members: readonly ProcStat[], ms: number, procRoot: stri
   }
 }
 
-// A process group never spans two sessions, so signalling the groups of a
-// session's members reaches exactly that session.
-function signalGroup(pgrp: number, signal: NodeJS.Signals): void {
+/**
+ * Signals a process group; false when the group has ended meanwhile (ESRCH).
+ * Any other refusal (EPERM: a member runs as another user now) throws.
+ * A process group never spans two sessions, so signalling the groups of a
+ * session's members reaches exactly that session.
+ */
+export function signalGroup(
+  pgrp: number,
+  signal: NodeJS.Signals,
+  kill: (pid: number, signal: NodeJS.Signals) => void = (pid, sig) => process.kill(pid, sig),
+): boolean {
   try {
-    process.kill(-pgrp, signal);
-  } catch {
-    // ESRCH: the group ended meanwhile.
+    kill(-pgrp, signal);
+    return true;
+  } catch (err) {
+    if (hasErrno(err, 'ESRCH')) return false;
+    throw err;
   }
 }

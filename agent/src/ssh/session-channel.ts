@@ -149,18 +149,23 @@ export class SessionChannel implements TrackedChannel {
   }
 
   /** The endpoint if it is ready; otherwise the session is ended with why. */
-  private async readyEndpoint(): Promise<SshEndpoint | undefined> {
-    let endpoint: SshEndpoint | undefined;
-    try {
-      endpoint = await this.ctx.currentEndpoint();
-    } catch (err) {
-      this.ctx.logger.error({ err, leaseId: this.ctx.leaseId }, 'ssh endpoint lookup failed');
-    }
+  private async readyEndpoint(): Promise<ReadyEndpoint | undefined> {
+    const endpoint = await this.lookUp();
     if (this.isClosed || this.revoked) return undefined;
+    if (isReady(endpoint)) return endpoint;
     const ending = notReady(endpoint);
-    if (ending === undefined) return endpoint;
     this.endWith(ending.message, ending.code);
     return undefined;
+  }
+
+  /** The endpoint now; a failed lookup is logged and counts as no access. */
+  private async lookUp(): Promise<SshEndpoint | undefined> {
+    try {
+      return await this.ctx.currentEndpoint();
+    } catch (err) {
+      this.ctx.logger.error({ err, leaseId: this.ctx.leaseId }, 'ssh endpoint lookup failed');
+      return undefined;
+    }
   }
 
   private async startProcess(
@@ -268,10 +273,9 @@ export class SessionChannel implements TrackedChannel {
   }
 
   private async sftpRoot(): Promise<{ dir: ConfinedRoot } | { message: string; code: number }> {
-    const endpoint = await this.ctx.currentEndpoint().catch(() => undefined);
-    const ending = notReady(endpoint);
-    if (ending !== undefined) return ending;
-    const dir = endpoint?.backend.sftpRoot;
+    const endpoint = await this.lookUp();
+    if (!isReady(endpoint)) return notReady(endpoint);
+    const dir = endpoint.backend.sftpRoot;
     if (dir === undefined)
       return { message: 'gpux: no SFTP on this node', code: EXIT_START_FAILED };
     try {
@@ -322,15 +326,21 @@ export class SessionChannel implements TrackedChannel {
   }
 }
 
-function notReady(
-  endpoint: SshEndpoint | undefined,
-): { message: string; code: number } | undefined {
+type ReadyEndpoint = Extract<SshEndpoint, { state: 'ready' }>;
+
+function isReady(endpoint: SshEndpoint | undefined): endpoint is ReadyEndpoint {
+  return endpoint?.state === 'ready';
+}
+
+/** Why a session on an endpoint that is not ready ends at once. */
+function notReady(endpoint: Exclude<SshEndpoint, ReadyEndpoint> | undefined): {
+  message: string;
+  code: number;
+} {
   if (endpoint === undefined) {
     return { message: 'gpux: this login no longer has access to this node', code: EXIT_REVOKED };
   }
   switch (endpoint.state) {
-    case 'ready':
-      return undefined;
     case 'starting':
       return {
         message: endpoint.message ?? 'gpux: this node is still being set up; try again shortly',

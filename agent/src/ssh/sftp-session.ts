@@ -24,6 +24,7 @@ import type { FileHandle } from 'node:fs/promises';
 import ssh2 from 'ssh2';
 import type { Attributes, FileEntry, SFTPWrapper } from 'ssh2';
 import type { ConfinedRoot } from './confined-root.js';
+import { hasErrno } from './errno.js';
 import type { Logger } from './logger.js';
 import { attrsOf, longname, openFlags, statusOf } from './sftp-attrs.js';
 
@@ -84,7 +85,11 @@ export class SftpSession {
     this.closed = true;
     const files = [...this.handles.values()].flatMap((h) => (h.kind === 'file' ? [h.file] : []));
     this.handles.clear();
-    await Promise.all(files.map((f) => f.close().catch(() => undefined)));
+    await Promise.all(
+      files.map((f) =>
+        f.close().catch((err: unknown) => this.logger.warn({ err }, 'sftp file not closed')),
+      ),
+    );
   }
 
   private listen(): void {
@@ -256,8 +261,9 @@ export class SftpSession {
         let st: Stats;
         try {
           st = await lstat(`${dir.path}/${filename}`);
-        } catch {
-          return undefined; // removed since readdir
+        } catch (err) {
+          if (hasErrno(err, 'ENOENT')) return undefined; // removed since readdir
+          throw err;
         }
         return { filename, longname: longname(filename, st, now), attrs: attrsOf(st) };
       }),

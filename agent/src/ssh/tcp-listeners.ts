@@ -6,6 +6,8 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { endianness } from 'node:os';
 
+import { hasErrno } from './errno.js';
+
 export interface TcpListener {
   /** Network byte order: 4 bytes (IPv4) or 16 (IPv6). */
   readonly address: Buffer;
@@ -73,8 +75,9 @@ export async function readTcpListeners(procRoot = '/proc'): Promise<TcpListener[
     ['tcp', 'tcp6'].map(async (t) => {
       try {
         return parseProcNetTcp(await readFile(`${procRoot}/net/${t}`, 'latin1'), littleEndian);
-      } catch {
-        return []; // no IPv6 on this host
+      } catch (err) {
+        if (hasErrno(err, 'ENOENT')) return []; // no IPv6 on this host
+        throw err;
       }
     }),
   );
@@ -92,16 +95,19 @@ export async function socketInodesOf(
       let fds: string[];
       try {
         fds = await readdir(`${procRoot}/${pid}/fd`);
-      } catch {
-        return;
+      } catch (err) {
+        // Exited meanwhile, or not ours to read.
+        if (hasErrno(err, 'ENOENT', 'ESRCH', 'EACCES')) return;
+        throw err;
       }
       await Promise.all(
         fds.map(async (fd) => {
           try {
             const m = /^socket:\[(\d+)\]$/.exec(await readlink(`${procRoot}/${pid}/fd/${fd}`));
             if (m?.[1] !== undefined) inodes.add(Number(m[1]));
-          } catch {
-            // closed meanwhile
+          } catch (err) {
+            // Closed (or its process exited) meanwhile.
+            if (!hasErrno(err, 'ENOENT', 'ESRCH')) throw err;
           }
         }),
       );

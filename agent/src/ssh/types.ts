@@ -7,8 +7,7 @@ import type { Duplex, Readable, Writable } from 'node:stream';
 
 export type EndpointState = 'ready' | 'starting' | 'unavailable';
 
-/** One node of one lease, as the provisioner set it up. */
-export interface SshEndpoint {
+interface EndpointBase {
   readonly leaseId: string;
   readonly nodeIndex: number;
   /**
@@ -17,11 +16,22 @@ export interface SshEndpoint {
    * ssh-ed25519 and ssh-rsa of 2048 bits or more are honoured.
    */
   readonly authorizedKeys: readonly string[];
-  /** `starting` / `unavailable`: a login succeeds, every session prints `message` and exits. */
-  readonly state: EndpointState;
   readonly message?: string;
-  readonly backend: SessionBackend;
 }
+
+/**
+ * One node of one lease, as the provisioner set it up. `starting` /
+ * `unavailable`: a login succeeds, every session prints `message` and
+ * exits; no session runs, so such an endpoint needs no backend.
+ */
+export type SshEndpoint = EndpointBase &
+  (
+    | { readonly state: 'ready'; readonly backend: SessionBackend }
+    | {
+        readonly state: 'starting' | 'unavailable';
+        readonly backend?: SessionBackend | undefined;
+      }
+  );
 
 export interface EndpointDirectory {
   /**
@@ -105,4 +115,10 @@ export interface SessionBackend {
   readonly sftpCommand?: string | undefined;
   /** A connected socket to host:port for `ssh -L`, or a refusal (the channel open fails). */
   forward(host: string, port: number): Promise<ForwardResult>;
+  /**
+   * Revocation: ends whatever this node's sessions left running (processes
+   * of sessions that already ended, exec streams, forwards); the gateway has
+   * closed the sessions themselves. Resolves when they are gone.
+   */
+  terminate(): Promise<void>;
 }

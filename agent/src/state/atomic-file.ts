@@ -23,3 +23,8 @@ export async function readJsonFile(path: string): Promise<unknown> {
   }
   return JSON.parse(text) as unknown;
 }
+
+/** A file the agent keeps whose content is not what it should hold (cut short, or edited). */
+export class UnreadableRecordError extends Error {
+  override readonly name = 'UnreadableRecordError';
+}

@@ -5,6 +5,7 @@
 
 import { join } from 'node:path';
 
+import type { Logger } from '../logger.js';
 import { LeaseRecords } from './lease-records.js';
 
 export interface ReportMark {
@@ -20,8 +21,14 @@ function parse(raw: unknown): ReportMark | undefined {
 export class ReportMarks {
   private readonly records: LeaseRecords<ReportMark>;
 
-  constructor(stateDir: string) {
-    this.records = new LeaseRecords(join(stateDir, 'reported'), parse);
+  constructor(stateDir: string, logger: Logger) {
+    this.records = new LeaseRecords({
+      dir: join(stateDir, 'reported'),
+      parse,
+      what: 'report mark',
+      unreadableMeans: "its lease's access is reported again",
+      logger,
+    });
   }
 
   load(): Promise<void> {

@@ -1,12 +1,15 @@
 // Leases this agent revoked (or was told to), remembered on disk until the
 // lease's end: JetStream does not keep order on redelivery, so a revoke can
 // overtake its provision, and a reconciliation can act on a lease list read
-// before the revoke. Neither may bring the lease back (D30).
+// before the revoke. Neither may bring the lease back (D30). A tombstone
+// that cannot be read is kept and logged, and its lease counts as revoked:
+// it is never provisioned, whatever the file once said.
 
 import { join } from 'node:path';
 
 import { HOUR_MS, MAX_DURATION_HOURS } from '@gpux/shared';
 
+import type { Logger } from '../logger.js';
 import { LeaseRecords } from './lease-records.js';
 
 export interface Tombstone {
@@ -35,18 +38,26 @@ export function tombstoneUntil(endMs: number | undefined, revokedAtMs: number): 
 export class Tombstones {
   private readonly records: LeaseRecords<Tombstone>;
 
-  constructor(stateDir: string) {
-    this.records = new LeaseRecords(join(stateDir, 'revoked'), parse);
+  constructor(stateDir: string, logger: Logger) {
+    this.records = new LeaseRecords({
+      dir: join(stateDir, 'revoked'),
+      parse,
+      what: 'tombstone',
+      unreadableMeans: 'its lease counts as revoked and is never provisioned here',
+      logger,
+    });
   }
 
   load(): Promise<void> {
     return this.records.load();
   }
 
+  /** Revoked here: a tombstone, readable or not (D30). */
   has(leaseId: string): boolean {
-    return this.records.get(leaseId) !== undefined;
+    return this.records.get(leaseId) !== undefined || this.records.isUnreadable(leaseId);
   }
 
+  /** The tombstone as read; undefined for none, and for one that cannot be read (has() is true). */
   get(leaseId: string): Tombstone | undefined {
     return this.records.get(leaseId);
   }
@@ -67,7 +78,7 @@ export class Tombstones {
     await this.records.set(leaseId, { ...known, reported: true });
   }
 
-  /** Drops the tombstones of leases that have ended. */
+  /** Drops the tombstones of leases that have ended (an unreadable one has no end: it stays). */
   async prune(nowMs: number): Promise<number> {
     const over = this.records.entries().filter(([, t]) => t.untilMs < nowMs);
     for (const [leaseId] of over) await this.records.delete(leaseId);

@@ -152,7 +152,7 @@ async function fillMissingChecksums(
  * Throws a MigrationError naming every applied file whose text changed since
  * it ran, or the migrations applied that this build does not have (a newer
  * build ran on this database: an older one would write a schema it does not
- * know, docs/operations.md "Upgrade and rollback").
+ * know; docs/releases.md).
  */
 async function refuseChangedFiles(tx: Queryable, migrations: readonly Migration[]): Promise<void> {
   const applied = await tx.query<{ version: number; name: string; checksum: string | null }>(

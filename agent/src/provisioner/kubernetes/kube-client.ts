@@ -30,7 +30,9 @@ export function statusOf(err: unknown): KubeStatus | undefined {
   if (typeof body === 'string') {
     try {
       parsed = JSON.parse(body) as typeof parsed;
-    } catch {
+    } catch (err) {
+      // Not a Status: its text is the message.
+      if (!(err instanceof SyntaxError)) throw err;
       parsed = { message: body };
     }
   } else if (body !== null && typeof body === 'object') parsed = body;
@@ -60,6 +62,49 @@ function header(ref: ObjectRef): KubernetesObject {
       ref.namespace === undefined
         ? { name: ref.name }
         : { name: ref.name, namespace: ref.namespace },
+  };
+}
+
+/** Is every member of `want` in `have` with the same value (arrays: same length, member-wise)? */
+export function contains(have: unknown, want: unknown): boolean {
+  if (want === null || typeof want !== 'object') return have === want;
+  if (Array.isArray(want)) {
+    return (
+      Array.isArray(have) &&
+      have.length === want.length &&
+      want.every((w, i) => contains(have[i], w))
+    );
+  }
+  if (have === null || typeof have !== 'object') return false;
+  return Object.entries(want).every(([k, w]) =>
+    w === undefined ? true : contains((have as Record<string, unknown>)[k], w),
+  );
+}
+
+/**
+ * ensure()'s usual update: the existing object with our labels and
+ * annotations merged in and our other members set; undefined when it
+ * contains all of them already (members the server defaulted or others
+ * added do not count as a difference).
+ */
+export function merged<T extends KubernetesObject>(existing: T, desired: T): T | undefined {
+  const { metadata: want, ...body } = desired;
+  const have = existing.metadata ?? {};
+  if (
+    contains(have.labels ?? {}, want?.labels ?? {}) &&
+    contains(have.annotations ?? {}, want?.annotations ?? {}) &&
+    contains(existing, body)
+  ) {
+    return undefined;
+  }
+  return {
+    ...existing,
+    ...body,
+    metadata: {
+      ...have,
+      labels: { ...have.labels, ...want?.labels },
+      annotations: { ...have.annotations, ...want?.annotations },
+    },
   };
 }
 
@@ -111,11 +156,12 @@ export class KubeClient {
 
   /**
    * Get, then create or update. `update(existing)` returns the object to
-   * write, or undefined when the existing one is right as it is.
+   * write, or undefined when the existing one is right as it is (default:
+   * `merged`, our members set).
    */
   async ensure<T extends KubernetesObject>(
     desired: T,
-    update: (existing: T) => T | undefined,
+    update: (existing: T) => T | undefined = (existing) => merged(existing, desired),
   ): Promise<EnsureResult<T>> {
     const ref = refOf(desired);
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  MIN_TOKEN_SECONDS,
-  contains,
-  refreshTime,
-  tokenSeconds,
-} from './kubernetes-provisioner.js';
+import { contains } from './kube-client.js';
+import { MIN_TOKEN_SECONDS, refreshTime, tokenSeconds } from './lease-token.js';
 import { execCommand, exitOfStatus } from './pod-exec-backend.js';
 import { workspaceState } from './workspace-state.js';
 

@@ -25,7 +25,7 @@ import type {
 import { ExitLatch } from '../../ssh/exit-latch.js';
 import { EXIT_STARTING, EXIT_UNAVAILABLE } from '../../ssh/session-channel.js';
 import type { KubeClient } from './kube-client.js';
-import type { PodBackendTarget } from './kubernetes-provisioner.js';
+import type { PodTarget } from '../provisioner.js';
 import { LEASE_LABEL, NAMES, WORKSPACE_LABEL, workspaceName } from './objects.js';
 import { Refusal, refusedExec, refusedShell, workspaceState } from './workspace-state.js';
 import { ReadGate, gateSends } from './ws-flow.js';
@@ -86,10 +86,12 @@ export class PodExecBackend implements SessionBackend {
   /** Open `ssh -L` forwards, cut at once by a revocation. */
   private readonly forwards = new Set<Duplex>();
 
-  constructor(
-    private readonly kube: KubeClient,
-    private readonly target: PodBackendTarget,
-  ) {}
+  private readonly kube: KubeClient;
+
+  /** The workspace pod of one leased node (the provisioner's NodeAccess.workspace). */
+  constructor(private readonly target: PodTarget) {
+    this.kube = target.kube;
+  }
 
   async shell(options: ShellOptions): Promise<ShellHandle> {
     const pod = await this.pod();

@@ -3,10 +3,17 @@
 // ServiceAccount (the token stops authenticating), then the quota set to
 // `pods: 0` so no controller can start another pod, then the controllers,
 // then the pods with grace period 0, then the namespace, and last the
-// lease's own labels and taints on its nodes. A pure plan; the provisioner
-// carries it out, each step again harmless (404 on delete is success).
+// lease's own labels and taints on its nodes. A pure plan, and how each
+// step is carried out, each again harmless (404 on delete is success); the
+// provisioner runs them in order.
 
-import { NAMES } from './objects.js';
+import type { V1Node } from '@kubernetes/client-node';
+
+import type { LeaseSpec } from '../lease-spec.js';
+import { refOf, statusOf } from './kube-client.js';
+import type { KubeClient } from './kube-client.js';
+import { withoutLease } from './nodes.js';
+import { NAMES, closedQuotaObject } from './objects.js';
 
 export type RevocationStep =
   | {
@@ -52,4 +59,65 @@ export function revocationPlan(serviceAccount: string): RevocationStep[] {
     { step: 'delete-namespace' },
     { step: 'release-nodes' },
   ];
+}
+
+/** One step in the lease's namespace (`lease`: as provisioned, if known). */
+export async function revocationStep(
+  kube: KubeClient,
+  s: Exclude<RevocationStep, { step: 'release-nodes' }>,
+  namespace: string,
+  leaseId: string,
+  lease: LeaseSpec | undefined,
+): Promise<void> {
+  switch (s.step) {
+    case 'delete':
+      await kube.delete({ apiVersion: s.apiVersion, kind: s.kind, name: s.name, namespace });
+      return;
+    case 'close-quota': {
+      const closed = closedQuotaObject(lease, namespace, leaseId);
+      await kube.ensure(closed, (e) =>
+        e.spec?.hard?.['pods'] === '0'
+          ? undefined
+          : { ...e, spec: { ...e.spec, hard: { ...e.spec?.hard, pods: '0' } } },
+      );
+      return;
+    }
+    case 'delete-all': {
+      const items = await kube.list(s.apiVersion, s.kind, namespace);
+      await Promise.all(
+        items.map((o) =>
+          kube.delete(
+            { ...refOf(o), apiVersion: s.apiVersion, kind: s.kind, namespace },
+            s.gracePeriodSeconds === undefined
+              ? { propagationPolicy: 'Background' }
+              : { gracePeriodSeconds: s.gracePeriodSeconds },
+          ),
+        ),
+      );
+      return;
+    }
+    case 'delete-namespace':
+      try {
+        await kube.delete(
+          { apiVersion: 'v1', kind: 'Namespace', name: namespace },
+          { propagationPolicy: 'Background' },
+        );
+      } catch (err) {
+        // 409: already being deleted, what was asked for.
+        if (statusOf(err)?.code !== 409) throw err;
+      }
+      return;
+  }
+}
+
+/** Only the labels and taints carrying this lease's id go (a resale keeps the next lease's). */
+export async function releaseNodes(kube: KubeClient, leaseId: string): Promise<void> {
+  const nodes = await kube.list<V1Node>('v1', 'Node');
+  for (const node of nodes) {
+    if (withoutLease(node, leaseId) === undefined) continue;
+    await kube.modify<V1Node>(
+      { apiVersion: 'v1', kind: 'Node', name: node.metadata?.name ?? '' },
+      (n) => withoutLease(n, leaseId),
+    );
+  }
 }

@@ -84,7 +84,8 @@ export class AdmissionWebhookServer {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString('utf8'));
-    } catch {
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
       return { status: 400, body: '{"message":"not JSON"}' };
     }
     const review = parseAdmissionReview(parsed);
