@@ -157,7 +157,7 @@ describe('bounds on what an agent sends (issue 18)', () => {
       [
         '10,000 GPUs on one 8-GPU node',
         beat([{ ...healthy(one), gpus: Array.from({ length: 10_000 }, () => gpu) }]),
-        /^nodes\[0\]\.gpus has at most 8 entries \(D31: a node is 8 GPUs\), got 10000$/,
+        /^nodes\[0\]\.gpus has at most 8 entries \(a node is sold whole, 8 GPUs\), got 10000$/,
       ],
       [
         'a long problem',

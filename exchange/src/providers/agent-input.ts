@@ -61,7 +61,7 @@ export function checkHeartbeat(r: HeartbeatRequest): void {
   r.nodes.forEach((n, i) => {
     checkBytes(n.hostname, `nodes[${i}].hostname`, MAX_HOSTNAME_BYTES);
     checkBytes(n.problem, `nodes[${i}].problem`, MAX_PROBLEM_BYTES);
-    checkCount(n.gpus, `nodes[${i}].gpus`, MAX_GPUS_PER_NODE, 'D31: a node is 8 GPUs');
+    checkCount(n.gpus, `nodes[${i}].gpus`, MAX_GPUS_PER_NODE, 'a node is sold whole, 8 GPUs');
     n.gpus.forEach((g, k) => {
       checkBytes(g.name, `nodes[${i}].gpus[${k}].name`, MAX_GPU_NAME_BYTES);
       checkBytes(g.uuid, `nodes[${i}].gpus[${k}].uuid`, MAX_GPU_UUID_BYTES);

@@ -139,7 +139,7 @@ describe('the limits of what an agent sends (issue 18)', () => {
     ).toBe('nodes[0].gpus[0].uuid is at most 300 bytes, got 302');
     expect(
       refusal(() => checkHeartbeat({ ...beat, nodes: [{ ...node, gpus: [...node.gpus, gpu] }] })),
-    ).toBe('nodes[0].gpus has at most 8 entries (D31: a node is 8 GPUs), got 9');
+    ).toBe('nodes[0].gpus has at most 8 entries (a node is sold whole, 8 GPUs), got 9');
     expect(
       refusal(() =>
         checkReportFailed({ ...largestReportFailed(cls, lse), reason: 'r'.repeat(1025) }),

@@ -82,7 +82,11 @@ export const FIELD_LIMITS: readonly FieldLimit[] = [
     limit: `${bytes(MAX_HOSTNAME_BYTES)}, a hostname of the cluster`,
   },
   { message: 'NodeHealth', field: 'problem', limit: bytes(MAX_PROBLEM_BYTES) },
-  { message: 'NodeHealth', field: 'gpus', limit: `${MAX_GPUS_PER_NODE} (D31: a node is 8 GPUs)` },
+  {
+    message: 'NodeHealth',
+    field: 'gpus',
+    limit: `${MAX_GPUS_PER_NODE} (a node is sold whole, 8 GPUs)`,
+  },
   { message: 'Gpu', field: 'name', limit: bytes(MAX_GPU_NAME_BYTES) },
   { message: 'Gpu', field: 'uuid', limit: bytes(MAX_GPU_UUID_BYTES) },
   { message: 'ListSellsRequest', field: 'cluster_id', limit: ID },

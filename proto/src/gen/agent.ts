@@ -163,7 +163,7 @@ export interface NodeHealth {
    * Limit: 512 bytes.
    */
   problem: string;
-  /** Limit: 8 (D31: a node is 8 GPUs). */
+  /** Limit: 8 (a node is sold whole, 8 GPUs). */
   gpus: Gpu[];
 }
 
