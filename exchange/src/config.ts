@@ -64,6 +64,8 @@ export interface Config {
    * a standby takes over this long after the owner stops renewing.
    */
   readonly ownerLeaseMs: number;
+  /** How long a published outbox row is kept (docs/operations.md, "What is kept"). */
+  readonly outboxRetentionMs: number;
 }
 
 type Values = SettingValues<typeof EXCHANGE_SETTINGS>;
@@ -128,6 +130,7 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     },
     agentDbConnections: v.agentDbConnections,
     ownerLeaseMs: v.ownerLeaseSeconds * 1000,
+    outboxRetentionMs: v.outboxRetentionHours * 3_600_000,
   };
 }
 

@@ -10,7 +10,7 @@ import type { InProcessBus } from '@gpux/shared';
 
 import { seedDemo } from './accounts/demo.js';
 import type { DemoTokens } from './accounts/demo.js';
-import { purgeIdempotencyKeys, releaseClaimsInProgress } from './auth/idempotency.js';
+import { releaseClaimsInProgress } from './auth/idempotency.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -21,6 +21,7 @@ import type { EventPublisher } from './events/publisher.js';
 import type { Logger } from './logger.js';
 import { Market } from './market/market.js';
 import type { Fence } from './market/ownership.js';
+import { startRetention } from './retention.js';
 
 /** What the process does as the market's owner, and what it found at the start of it. */
 export interface Owned {
@@ -111,14 +112,12 @@ export async function startOwnedPart(
       epochs,
       stop: stopOwned,
     };
-    // D23: keys are kept 24 h; forget older ones once an hour.
-    const purge = setInterval(() => {
-      purgeIdempotencyKeys(db, Date.now()).catch((err: unknown) => {
-        logger.warn({ err }, 'forgetting expired Idempotency-Keys failed; next try in an hour');
-      });
-    }, 3_600_000);
-    purge.unref();
-    ownedStops.push(() => Promise.resolve(clearInterval(purge)));
+    // D23: keys are kept 24 h; published events GPUX_OUTBOX_RETENTION_HOURS.
+    // Forgotten at once and then every hour (retention.ts).
+    const stopRetention = startRetention(db, logger, {
+      outboxRetentionMs: config.outboxRetentionMs,
+    });
+    ownedStops.push(() => Promise.resolve(stopRetention()));
 
     // D34: demo data on the embedded database, or on PostgreSQL when asked for.
     const demo = config.databaseUrl === undefined || config.demo ? await seedDemo(db) : undefined;

@@ -273,6 +273,13 @@ export const EXCHANGE_SETTINGS = [
     description:
       "names this process's Idempotency-Key claims, for people (a takeover releases every claim in progress); with several exchange processes, one id each",
   }),
+  setting('outboxRetentionHours', {
+    name: 'GPUX_OUTBOX_RETENTION_HOURS',
+    parse: integer(1, 8760),
+    default: 168,
+    description:
+      'published events are kept this long in the outbox, then deleted (1 to 8760); unpublished ones are never deleted ([docs/operations.md](docs/operations.md))',
+  }),
   setting('ownerLeaseSeconds', {
     name: 'GPUX_OWNER_LEASE_SECONDS',
     parse: integer(1, 60),

@@ -173,8 +173,13 @@ export function idempotency(
 }
 
 /** Forget keys past their 24 h (D23). */
-export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<void> {
-  await db.query('DELETE FROM idempotency_keys WHERE created_ms <= $1', [now - IDEMPOTENCY_TTL_MS]);
+export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<number> {
+  const [gone] = await db.query<{ n: number }>(
+    `WITH gone AS (DELETE FROM idempotency_keys WHERE created_ms <= $1 RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [now - IDEMPOTENCY_TTL_MS],
+  );
+  return gone?.n ?? 0;
 }
 
 /**
