@@ -32,6 +32,8 @@ beforeAll(async () => {
   database = await createDatabase(uniqueDatabaseName('gpux_agent_pool'));
   exchange = await startExchangeProcess({
     DATABASE_URL: database.url,
+    // No NATS here: the in-process bus on purpose.
+    GPUX_IN_PROCESS_BUS: '1',
     GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
     GPUX_AGENT_DB_CONNECTIONS: '1',
   });

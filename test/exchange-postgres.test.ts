@@ -34,6 +34,8 @@ async function startExchange(): Promise<void> {
       GRPC_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_URL: databaseUrl,
+      // No NATS here: the in-process bus on purpose.
+      GPUX_IN_PROCESS_BUS: '1',
       GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
       GPUX_DEMO: '0',
     },
@@ -219,7 +221,14 @@ describe('the exchange on a database whose applied migration was edited', () => 
       await c.end();
     }
     const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
-      env: { ...process.env, PORT: '0', GRPC_PORT: '0', DATABASE_URL: edited.url, GPUX_DEMO: '0' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        GRPC_PORT: '0',
+        DATABASE_URL: edited.url,
+        GPUX_DEMO: '0',
+        GPUX_IN_PROCESS_BUS: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

@@ -24,6 +24,8 @@ let base = '';
 async function start(): Promise<void> {
   exchange = await startExchangeProcess({
     DATABASE_URL: database?.url ?? '',
+    // No NATS here: the in-process bus on purpose.
+    GPUX_IN_PROCESS_BUS: '1',
     GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
     GPUX_DEMO: '0',
     GPUX_RATE_ORDERS_PER_MINUTE: '100000',

@@ -50,6 +50,8 @@ async function exchange(url: string, instanceId = 'exchange'): Promise<ExchangeP
   const p = await startExchangeProcess(
     {
       DATABASE_URL: url,
+      // No NATS here: the in-process bus on purpose.
+      GPUX_IN_PROCESS_BUS: '1',
       GPUX_INSTANCE_ID: instanceId,
       GPUX_ADMIN_TOKEN: ADMIN,
       GPUX_SECRET_KEY: SECRET_KEY,

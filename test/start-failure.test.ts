@@ -47,7 +47,10 @@ describe('the exchange failing to start', () => {
   });
 
   it('logs the error and its cause when the database cannot be reached, and exits 1', async () => {
-    const r = await run({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing_here' });
+    const r = await run({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing_here',
+      GPUX_IN_PROCESS_BUS: '1',
+    });
     expect(r.code, r.output).toBe(1);
     const fatal = r.records.find((x) => x['level'] === 60);
     expect(fatal, r.output).toMatchObject({

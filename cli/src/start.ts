@@ -101,7 +101,8 @@ function readStartSettings(
   );
   let config: Config | undefined;
   try {
-    config = loadConfig(all);
+    // Its agent is in this process: the in-process bus is the point.
+    config = loadConfig({ GPUX_IN_PROCESS_BUS: '1', ...all });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);

@@ -206,6 +206,8 @@ export async function runFailoverBench(argv: readonly string[]): Promise<void> {
   const admin = `bench-admin-${randomBytes(12).toString('hex')}`;
   const env: Record<string, string> = {
     DATABASE_URL: database.url,
+    // No NATS here: the in-process bus on purpose.
+    GPUX_IN_PROCESS_BUS: '1',
     GPUX_ADMIN_TOKEN: admin,
     GPUX_DEMO: '0',
     GPUX_RATE_QUERIES_PER_MINUTE: NO_RATE_LIMIT,

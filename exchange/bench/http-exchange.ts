@@ -82,6 +82,8 @@ export class BenchExchange {
         // BENCH_EXCHANGE_LOG_LEVEL=debug: a line per commit group (docs/benchmarks.md).
         LOG_LEVEL: process.env['BENCH_EXCHANGE_LOG_LEVEL'] ?? 'warn',
         DATABASE_URL: this.databaseUrl,
+        // No NATS here: the in-process bus on purpose.
+        GPUX_IN_PROCESS_BUS: '1',
         GPUX_ADMIN_TOKEN: this.adminToken,
         GPUX_DEMO: '0',
         GPUX_RATE_QUERIES_PER_MINUTE: NO_RATE_LIMIT,

@@ -261,6 +261,8 @@ async function timeProcessStart(url: string): Promise<number> {
       GRPC_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_URL: url,
+      // No NATS here: the in-process bus on purpose.
+      GPUX_IN_PROCESS_BUS: '1',
       GPUX_ADMIN_TOKEN: 'bench-restart-admin-token-0123456789',
       GPUX_DEMO: '0',
     },

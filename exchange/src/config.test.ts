@@ -84,6 +84,17 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses PostgreSQL without NATS unless the in-process bus is asked for (agents would never hear of a fill)', () => {
+    const pg = { DATABASE_URL: 'postgres://gpux@db.example.com/gpux' };
+    expect(problemsOf(pg)).toEqual([
+      'DATABASE_URL needs NATS_URL: agents hear of fills only through NATS; set GPUX_IN_PROCESS_BUS=1 to publish to this process alone on purpose',
+    ]);
+    expect(problemsOf({ ...pg, NATS_URL: 'nats://nats.example.com:4222' })).toEqual([]);
+    expect(loadConfig({ ...pg, GPUX_IN_PROCESS_BUS: '1' }).natsUrl).toBeUndefined();
+    // The embedded database keeps the in-process bus by default.
+    expect(problemsOf({})).toEqual([]);
+  });
+
   it('NATS: a nats:// or tls:// URL, never repeated in a problem; credentials read at start', () => {
     const seed = file('exchange.nk', `SU${'A'.repeat(56)}\n`);
     expect(loadConfig({ NATS_URL: 'tls://nats.example:4222', NATS_CREDS: seed })).toMatchObject({
@@ -102,7 +113,11 @@ describe('loadConfig', () => {
   it('D34: DATABASE_URL selects PostgreSQL; without it, PGlite under GPUX_DATA_DIR', () => {
     expect(loadConfig({})).toMatchObject({ databaseUrl: undefined, dataDir: '.gpux' });
     expect(
-      loadConfig({ DATABASE_URL: 'postgres://u@db:5432/gpux', GPUX_DATA_DIR: '/var/lib/gpux' }),
+      loadConfig({
+        DATABASE_URL: 'postgres://u@db:5432/gpux',
+        GPUX_DATA_DIR: '/var/lib/gpux',
+        NATS_URL: 'nats://nats:4222',
+      }),
     ).toMatchObject({ databaseUrl: 'postgres://u@db:5432/gpux', dataDir: '/var/lib/gpux' });
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
   });

@@ -92,6 +92,13 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     v.natsCreds !== undefined && v.natsUrl === undefined,
     'NATS_CREDS needs NATS_URL',
   );
+  // On PostgreSQL the agents run elsewhere and hear of fills through NATS
+  // only: events on the in-process bus would reach no one, silently.
+  check(
+    ['databaseUrl', 'natsUrl'],
+    v.databaseUrl !== undefined && v.natsUrl === undefined && !v.inProcessBus,
+    'DATABASE_URL needs NATS_URL: agents hear of fills only through NATS; set GPUX_IN_PROCESS_BUS=1 to publish to this process alone on purpose',
+  );
   return {
     host: v.host,
     port: v.port,

@@ -106,6 +106,13 @@ export const EXCHANGE_SETTINGS = [
     description:
       '`1`: create demo accounts and a demo cluster on PostgreSQL too (always on the embedded database)',
   }),
+  setting('inProcessBus', {
+    name: 'GPUX_IN_PROCESS_BUS',
+    parse: onOff,
+    default: false,
+    description:
+      '`1`: with `DATABASE_URL` and no `NATS_URL`, publish events to the in-process bus on purpose: only an agent inside this process hears them (`gpux start`); without it that pair is refused',
+  }),
   // D18: the REST rate limits.
   setting('rateQueriesPerMinute', {
     name: 'GPUX_RATE_QUERIES_PER_MINUTE',
