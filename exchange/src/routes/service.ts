@@ -32,6 +32,8 @@ export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
   app.get(
     '/healthz',
     {
+      // Probes come every few seconds: their requests are not logged at info.
+      logLevel: 'warn',
       config: { access: 'public' },
       schema: { summary: 'Liveness probe', tags: ['service'], response: { 200: Health } },
     },
@@ -41,6 +43,7 @@ export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
   app.get(
     '/readyz',
     {
+      logLevel: 'warn',
       config: { access: 'public', errors: ['unavailable'] },
       schema: {
         summary: 'Readiness probe: 200 from the process that owns the market, 503 from a standby',

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 
 import { GPU_TYPES, ZONES } from '@gpux/shared';
 import type { GpuType, TokenScope, Zone } from '@gpux/shared';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
 import { buildApp } from '../../app.js';
 import { SecretBox } from '../../leases/secret-box.js';
@@ -56,6 +56,8 @@ export interface TestExchangeOptions {
   readonly db?: Database;
   /** What the market logs (default: nothing). */
   readonly logger?: Logger;
+  /** Fastify's logger, requests included (default: none, or GPUX_TEST_LOG's level). */
+  readonly requestLogger?: FastifyBaseLogger;
 }
 
 /** A book, as the API names it in an order's body. */
@@ -151,6 +153,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     {
       logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
       rateLimits: o.rateLimits ?? NO_LIMITS,
+      ...(o.requestLogger === undefined ? {} : { logger: o.requestLogger }),
     },
     { db, adminToken: ADMIN_TOKEN, market, secrets },
   );
