@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import { ChangeSet } from './change-set.js';
 import { fencedError, isFencedError } from './ownership.js';
 import type { Fence } from './ownership.js';
+import type { LeaseRow } from './rows.js';
 
 /** A book's batch, run on its state and waiting for its commit. */
 export interface RanBatch {
@@ -108,6 +109,7 @@ export class CommitGroup {
         if (merged.leases.size > 0 && this.onLeases !== undefined) {
           this.onLeases([...new Set([...merged.leases.values()].map((l) => l.cluster_id))]);
         }
+        logEndedLeases(this.logger, merged.leases.values());
       } catch (err) {
         if (isFencedError(err)) {
           failure = { error: fencedError(), fenced: true };
@@ -139,4 +141,25 @@ export class CommitGroup {
 
 function round2(ms: number): number {
   return Math.round(ms * 100) / 100;
+}
+
+/**
+ * Every lease this commit ended, at info with its ids (an operator follows a
+ * failure, a termination or a resale from the log): a lease row is written
+ * with an end reason only by the change that ends it.
+ */
+function logEndedLeases(logger: Logger, leases: Iterable<LeaseRow>): void {
+  for (const l of leases) {
+    if (l.end_reason === null) continue;
+    logger.info(
+      {
+        lease_id: l.id,
+        account_id: l.account_id,
+        cluster_id: l.cluster_id,
+        reason: l.end_reason,
+        refund_cents: l.refund_cents,
+      },
+      `lease ${l.end_reason}`,
+    );
+  }
 }
