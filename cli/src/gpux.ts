@@ -3,7 +3,7 @@
 // the exchange and the agent, which never import each other.
 
 import { runAgent } from '@gpux/agent';
-import { runExchange } from '@gpux/exchange';
+import { runExchange, runRekey } from '@gpux/exchange';
 
 import { natsConfig } from './nats-config.js';
 import { runStart } from './start.js';
@@ -16,6 +16,8 @@ export const USAGE = `usage: gpux <command> [--help]
   agent          a provider's agent
   nats-config    the NATS users and permissions of the exchange and agents,
                  seeds in --out DIR
+  rekey          seal every stored kubeconfig again under the newest key of
+                 GPUX_SECRET_KEY (rotating the key)
 
 gpux <command> --help lists the command's settings and flags and exits.
 `;
@@ -30,6 +32,9 @@ switch (command) {
     break;
   case 'agent':
     await runAgent(rest);
+    break;
+  case 'rekey':
+    process.exitCode = await runRekey(rest);
     break;
   case 'nats-config': {
     const r = natsConfig(rest);

@@ -52,7 +52,7 @@ export interface Config {
   /** D30: how long an agent's event stays unacked before JetStream delivers it again. */
   readonly natsAckWaitMs: number;
   /** D28: base64 of 32 bytes; undefined: made once and kept under dataDir. */
-  readonly secretKey: Buffer | undefined;
+  readonly secretKey: readonly Buffer[] | undefined;
   /** D23: names this process's Idempotency-Key claims (several exchanges: one id each). */
   readonly instanceId: string;
   /** Each provider's share of the agents' gRPC service (issue 18; apart from D18). */

@@ -31,6 +31,7 @@ export type { NatsUser, Permissions } from './events/nats-permissions.js';
 export { SILENT_LOGGER } from './logger.js';
 export type { Logger } from './logger.js';
 export { startExchange } from './server.js';
+export { runRekey } from './rekey-command.js';
 export type { Exchange, ExchangeOptions, Owned } from './server.js';
 export {
   banner,

@@ -18,6 +18,7 @@ import { describeNats } from '@gpux/shared';
 import { ConfigError, loadConfig } from './config.js';
 import type { Config } from './config.js';
 import { MigrationError } from './db/migrate.js';
+import { SecretKeyError } from './leases/secret-check.js';
 import { JetStreamPublisher } from './events/jetstream-publisher.js';
 import { EXCHANGE_NODE_FLAGS } from './node-flags.js';
 import type { Holder } from './market/ownership.js';
@@ -134,7 +135,8 @@ export function standbyBanner(holder: Holder, url: string, grpcPort: number): vo
 
 /** Why a start failed, said once: an edited migration plainly, anything else as a log record. */
 function reportStartFailure(logger: Logger, err: unknown): void {
-  if (err instanceof MigrationError) process.stderr.write(`${err.message}\n`);
+  if (err instanceof MigrationError || err instanceof SecretKeyError)
+    process.stderr.write(`${err.message}\n`);
   else logger.fatal({ err }, 'the exchange could not start');
 }
 

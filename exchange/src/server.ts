@@ -31,6 +31,7 @@ import { checkMigrations, isApplied, migrate } from './db/migrate.js';
 import { openPglite } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { SecretBox, loadOrCreateSecretKey } from './leases/secret-box.js';
+import { checkSecretKeys } from './leases/secret-check.js';
 import type { Logger } from './logger.js';
 import { captureWrites } from './market/capture.js';
 import type { Market } from './market/market.js';
@@ -109,7 +110,7 @@ function urlOf(host: string, port: number): string {
 }
 
 /** D34: PostgreSQL when DATABASE_URL is set, else PGlite on disk under GPUX_DATA_DIR. */
-async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   const opened =
     config.databaseUrl !== undefined
       ? openPostgres(config.databaseUrl, 10, logger)
@@ -127,7 +128,7 @@ async function openDatabase(config: Config, logger: Logger): Promise<Database> {
 }
 
 /** D28: GPUX_SECRET_KEY, else a key made once and kept under GPUX_DATA_DIR. */
-function secretsOf(config: Config, logger: Logger): SecretBox {
+export function secretsOf(config: Config, logger: Logger): SecretBox {
   if (config.secretKey !== undefined) return new SecretBox(config.secretKey);
   mkdirSync(config.dataDir, { recursive: true });
   const file = join(config.dataDir, 'secret.key');
@@ -193,6 +194,10 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     await checkMigrations(db);
     const appliedAtStart = (await isApplied(db, OWNERSHIP_MIGRATION)) ? [] : await migrate(db);
     const secrets = secretsOf(config, logger);
+    // D28: a key that opens nothing stored stops the start here, not as 500s later.
+    const keys = await checkSecretKeys(db, secrets);
+    if (keys.opened < keys.tried)
+      logger.warn(keys, 'some stored kubeconfigs open under none of the secret keys');
     const adminToken = config.adminToken ?? newApiToken();
     const bus = config.natsUrl === undefined ? (o.bus ?? new InProcessBus()) : undefined;
 

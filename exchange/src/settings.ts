@@ -24,7 +24,7 @@ import type { Parser } from '@gpux/shared';
 
 import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
-import { parseSecretKey } from './leases/secret-box.js';
+import { parseSecretKeys } from './leases/secret-box.js';
 import { DEFAULT_AGENT_SHARE } from './providers/agent-share.js';
 
 const port = integer(0, 65_535);
@@ -53,11 +53,13 @@ const natsCreds: Parser<string> = (path) => {
   return file;
 };
 
-const secretKey: Parser<Buffer> = (t) => {
-  const key = parseSecretKey(t);
-  if (key === undefined)
-    throw new SettingProblem('must be base64 of 32 bytes (openssl rand -base64 32)');
-  return key;
+const secretKey: Parser<readonly Buffer[]> = (t) => {
+  const keys = parseSecretKeys(t);
+  if (keys === undefined)
+    throw new SettingProblem(
+      'must be base64 of 32 bytes (openssl rand -base64 32), or several such keys newest first, comma-separated',
+    );
+  return keys;
 };
 
 export const EXCHANGE_SETTINGS = [
@@ -267,7 +269,7 @@ export const EXCHANGE_SETTINGS = [
     secret: true,
     shownDefault: 'generated',
     description:
-      'base64 of 32 bytes sealing reported kubeconfigs (AES-256-GCM); unset: made once and kept in `GPUX_DATA_DIR/secret.key` (a warning on PostgreSQL: every exchange process needs the same key)',
+      'base64 of 32 bytes sealing reported kubeconfigs (AES-256-GCM); several keys newest first, comma-separated, while rotating: the newest seals, all open ([docs/operations.md](docs/operations.md)); unset: made once and kept in `GPUX_DATA_DIR/secret.key` (a warning on PostgreSQL: every exchange process needs the same key)',
   }),
   // D23
   setting('instanceId', {

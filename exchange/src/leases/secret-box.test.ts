@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { SecretBox, loadOrCreateSecretKey, parseSecretKey } from './secret-box.js';
+import { SecretBox, loadOrCreateSecretKey, parseSecretKey, parseSecretKeys } from './secret-box.js';
 
 const key = Buffer.alloc(32, 7);
 
@@ -40,5 +41,25 @@ describe('SecretBox (D28: kubeconfigs encrypted at rest)', () => {
     const made = loadOrCreateSecretKey(file);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(loadOrCreateSecretKey(file).equals(made)).toBe(true);
+  });
+});
+
+describe('D28: a list of keys (rotation)', () => {
+  it('the newest seals, every key opens, and opened() says which', () => {
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const before = new SecretBox(oldKey).seal('kubeconfig', 'lea_1');
+    const both = new SecretBox([newKey, oldKey]);
+    expect(both.opened(before, 'lea_1')).toEqual({ plaintext: 'kubeconfig', newest: false });
+    const after = both.seal('kubeconfig', 'lea_1');
+    expect(both.opened(after, 'lea_1')).toEqual({ plaintext: 'kubeconfig', newest: true });
+    expect(new SecretBox(newKey).open(after, 'lea_1')).toBe('kubeconfig');
+    expect(() => new SecretBox(oldKey).open(after, 'lea_1')).toThrow(/none of the secret keys/);
+  });
+
+  it('GPUX_SECRET_KEY takes several keys, newest first, comma-separated', () => {
+    const [a, b] = [randomBytes(32), randomBytes(32)];
+    expect(parseSecretKeys(`${a.toString('base64')},${b.toString('base64')}`)).toEqual([a, b]);
+    expect(parseSecretKeys(a.toString('base64'))).toEqual([a]);
+    expect(parseSecretKeys(`${a.toString('base64')},nope`)).toBeUndefined();
   });
 });
