@@ -23,6 +23,7 @@ import { openApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminAccountRoutes } from './routes/admin-accounts.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
+import { adminReadRoutes } from './routes/admin-reads.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
@@ -97,6 +98,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(platformRoutes, { ctx });
   void app.register(adminAccountRoutes, { ctx });
   void app.register(adminAuditRoutes, { ctx });
+  void app.register(adminReadRoutes, { ctx });
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });

@@ -275,6 +275,8 @@ describe('every endpoint, in each of its forms', () => {
     await ok(admin('POST', `${at}/suspend`, { reason: 'r' }));
     await ok(admin('POST', `${at}/reinstate`, { reason: 'r' }));
     await ok(admin('GET', `/v1/admin/audit?target_id=${managed.accountId}`));
+    await ok(admin('GET', `/v1/admin/orders/${bid['order_id'] as string}`));
+    await ok(admin('GET', `/v1/admin/leases/${provisioning}`));
   });
 
   it('answers errors in the D19 envelope, each serialized as built', async () => {
