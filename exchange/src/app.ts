@@ -21,6 +21,9 @@ import { schemaErrorFormatter } from './http/problems.js';
 import { validatorCompiler } from './http/validation.js';
 import { openApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
+import { adminAccountRoutes } from './routes/admin-accounts.js';
+import { adminAuditRoutes } from './routes/admin-audit.js';
+import { adminReadRoutes } from './routes/admin-reads.js';
 import { clusterRoutes } from './routes/clusters.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
@@ -66,6 +69,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   errorHandlers(app);
   app.setValidatorCompiler(validatorCompiler);
   app.decorateRequest('principal', null);
+  app.decorateRequest('operator', null);
 
   // The services' own property descriptors, so a getter (the market of the
   // process that owns it now, server.ts) is read per request, not copied.
@@ -92,6 +96,9 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(accountRoutes, { ctx });
   void app.register(clusterRoutes, { ctx });
   void app.register(platformRoutes, { ctx });
+  void app.register(adminAccountRoutes, { ctx });
+  void app.register(adminAuditRoutes, { ctx });
+  void app.register(adminReadRoutes, { ctx });
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });

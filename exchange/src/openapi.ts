@@ -61,6 +61,7 @@ function errorsOf(method: string, schema: Json, contract: RouteContract): ErrorC
   if (contract.access !== 'public') {
     codes.add('unauthorized');
     codes.add('forbidden');
+    codes.add('account_suspended');
   }
   if (contract.access === 'customer') {
     codes.add('rate_limited');

@@ -39,6 +39,8 @@ export const CANCEL_REASONS = [
   'insufficient_liquidity',
   'self_trade_prevented',
   'order_value_too_low',
+  /** An operator suspended the account (POST /v1/admin/accounts/{id}/suspend). */
+  'account_suspended',
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

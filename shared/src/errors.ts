@@ -41,6 +41,11 @@ export const ERROR_CODES = {
     meaning: 'The token lacks the scope this request needs.',
     decision: 'D24',
   },
+  account_suspended: {
+    status: 403,
+    meaning: 'The token’s account is suspended by an operator; every token of it is refused.',
+    decision: 'D24',
+  },
   not_found: {
     status: 404,
     meaning: 'No such resource visible to the calling account.',

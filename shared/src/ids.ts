@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   sshKey: 'key_',
   transaction: 'txn_',
   trade: 'trd_',
+  audit: 'aud_',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -22,6 +22,9 @@ export interface CreatedAccount {
   readonly organizationId: string;
   readonly organization: string;
   readonly scopes: readonly TokenScope[];
+  readonly creditLimitCents: Cents | null;
+  /** The token's id (api_tokens.id), by which operators revoke it. */
+  readonly tokenId: string;
   /** Shown once: only its hash is stored. */
   readonly token: string;
 }
@@ -43,15 +46,18 @@ export async function createAccount(tx: Queryable, a: NewAccount): Promise<Creat
     [accountId, org.id, a.name, a.creditLimitCents ?? null],
   );
   const token = newApiToken();
+  const tokenId = newId('tok_');
   await tx.query(
     'INSERT INTO api_tokens (id, account_id, token_hash, scopes) VALUES ($1, $2, $3, $4)',
-    [newId('tok_'), accountId, hashToken(token), a.scopes],
+    [tokenId, accountId, hashToken(token), a.scopes],
   );
   return {
     accountId,
     organizationId: org.id,
     organization: a.organization,
     scopes: a.scopes,
+    creditLimitCents: a.creditLimitCents ?? null,
+    tokenId,
     token,
   };
 }
@@ -60,31 +66,50 @@ export async function createAccount(tx: Queryable, a: NewAccount): Promise<Creat
 export interface Principal {
   readonly accountId: string;
   readonly organizationId: string;
+  /** The token's id (api_tokens.id): operators revoke tokens by it. */
+  readonly tokenId: string;
   readonly scopes: ReadonlySet<string>;
   /** D3: null means no limit. */
   readonly creditLimitCents: Cents | null;
+  /**
+   * An operator suspended the account: every token of it is refused with
+   * account_suspended (auth/authenticate.ts, providers/grpc-server.ts).
+   */
+  readonly suspended: boolean;
+}
+
+interface PrincipalRow {
+  token_id: string;
+  account_id: string;
+  organization_id: string;
+  scopes: string[];
+  credit_limit_cents: number | null;
+  suspended: boolean;
+}
+
+const PRINCIPAL_COLUMNS = `t.id AS token_id, t.account_id, a.organization_id, t.scopes,
+       a.credit_limit_cents, a.suspended_at IS NOT NULL AS suspended`;
+
+function principalFrom(row: PrincipalRow): Principal {
+  return {
+    accountId: row.account_id,
+    organizationId: row.organization_id,
+    tokenId: row.token_id,
+    scopes: new Set(row.scopes),
+    creditLimitCents: row.credit_limit_cents,
+    suspended: row.suspended,
+  };
 }
 
 /** The account of a live token, or undefined (D24: 401 for the caller). */
 export async function principalOf(q: Queryable, token: string): Promise<Principal | undefined> {
-  const [row] = await q.query<{
-    account_id: string;
-    organization_id: string;
-    scopes: string[];
-    credit_limit_cents: number | null;
-  }>(
-    `SELECT t.account_id, a.organization_id, t.scopes, a.credit_limit_cents
+  const [row] = await q.query<PrincipalRow>(
+    `SELECT ${PRINCIPAL_COLUMNS}
        FROM api_tokens t JOIN accounts a ON a.id = t.account_id
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL`,
     [hashToken(token)],
   );
-  if (row === undefined) return undefined;
-  return {
-    accountId: row.account_id,
-    organizationId: row.organization_id,
-    scopes: new Set(row.scopes),
-    creditLimitCents: row.credit_limit_cents,
-  };
+  return row === undefined ? undefined : principalFrom(row);
 }
 
 /**
@@ -96,28 +121,14 @@ export async function principalsOf(
   q: Queryable,
   hashes: readonly Buffer[],
 ): Promise<Map<string, Principal>> {
-  const rows = await q.query<{
-    token_hash: Buffer;
-    account_id: string;
-    organization_id: string;
-    scopes: string[];
-    credit_limit_cents: number | null;
-  }>(
-    `SELECT t.token_hash, t.account_id, a.organization_id, t.scopes, a.credit_limit_cents
+  const rows = await q.query<PrincipalRow & { token_hash: Buffer }>(
+    `SELECT t.token_hash, ${PRINCIPAL_COLUMNS}
        FROM api_tokens t JOIN accounts a ON a.id = t.account_id
       WHERE t.token_hash = ANY($1::bytea[]) AND t.revoked_at IS NULL`,
     [hashes],
   );
   return new Map(
-    rows.map((row) => [
-      Buffer.from(row.token_hash).toString('hex'),
-      {
-        accountId: row.account_id,
-        organizationId: row.organization_id,
-        scopes: new Set(row.scopes),
-        creditLimitCents: row.credit_limit_cents,
-      },
-    ]),
+    rows.map((row) => [Buffer.from(row.token_hash).toString('hex'), principalFrom(row)]),
   );
 }
 

@@ -54,4 +54,42 @@ describe.each(TEST_ENGINES)('Directory.renew on %s', (_name, open) => {
     // The revoked token is gone from the first directory at its renewal.
     expect(await directory.principal(b.token)).toBeUndefined();
   });
+
+  it('forgetAccount and forgetToken drop kept principals at once; a lookup begun before is not kept', async () => {
+    const a = await createAccount(db, { name: 'fa', organization: 'org-fa', scopes: ['read'] });
+    const b = await createAccount(db, { name: 'fb', organization: 'org-fb', scopes: ['read'] });
+    let statements = 0;
+    const counting: Database = {
+      ...db,
+      query: (sql, params, options) => {
+        statements++;
+        return db.query(sql, params, options);
+      },
+    };
+    const directory = new Directory(counting, 10_000, 100, () => 0);
+    await directory.principal(a.token);
+    await directory.principal(b.token);
+    expect(statements).toBe(2);
+    await db.query('UPDATE accounts SET suspended_at = now() WHERE id = $1', [a.accountId]);
+    expect((await directory.principal(a.token))?.suspended).toBe(false); // kept
+    directory.forgetAccount(a.accountId);
+    expect((await directory.principal(a.token))?.suspended).toBe(true);
+    expect(statements).toBe(3);
+    // b was not dropped.
+    await directory.principal(b.token);
+    expect(statements).toBe(3);
+
+    await db.query('UPDATE api_tokens SET revoked_at = now() WHERE id = $1', [b.tokenId]);
+    directory.forgetToken(b.tokenId);
+    expect(await directory.principal(b.token)).toBeUndefined();
+
+    // A lookup that read the database before a forget is answered, not kept.
+    const c = await createAccount(db, { name: 'fc', organization: 'org-fc', scopes: ['read'] });
+    const pending = directory.principal(c.token);
+    directory.forgetAccount(c.accountId);
+    await pending;
+    const before = statements;
+    await directory.principal(c.token);
+    expect(statements).toBe(before + 1);
+  });
 });

@@ -6,6 +6,8 @@
 // - A token's principal is kept for `ttlMs` (10 s) after it was read: a token
 //   revoked or an account changed in the database takes effect within that
 //   time. Unknown tokens are not remembered (nothing to fill memory with).
+//   The operators' API drops an account's or a token's principals on the
+//   spot when it suspends, reinstates or revokes (forgetAccount, forgetToken).
 // - A provider's clusters are kept until one is added through the admin API,
 //   or a lookup misses: clusters are never deleted or moved (D31), and one
 //   that is not in the list (added by another process) is looked up again
@@ -33,6 +35,12 @@ const RENEW_CHUNK = 500;
 export class Directory {
   private readonly principals = new Map<string, Cached<Principal>>();
   private readonly clusters = new Map<string, readonly ClusterRef[]>();
+  /**
+   * Raised by every forgetAccount / forgetToken: a principal read from the
+   * database before one of them (it may predate the suspension or
+   * revocation) is answered but not kept.
+   */
+  private forgets = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -46,11 +54,13 @@ export class Directory {
     const t = this.now();
     const hit = this.principals.get(token);
     if (hit !== undefined && hit.until > t) return hit.value;
+    const forgets = this.forgets;
     const p = await principalOf(this.db, token);
     if (p === undefined) {
       this.principals.delete(token);
       return undefined;
     }
+    if (forgets !== this.forgets) return p;
     if (this.principals.size >= this.maxEntries) this.principals.clear();
     this.principals.set(token, { value: p, until: t + this.ttlMs });
     return p;
@@ -72,13 +82,36 @@ export class Directory {
     for (let i = 0; i < due.length; i += RENEW_CHUNK) {
       const tokens = due.slice(i, i + RENEW_CHUNK);
       const t = this.now();
+      const forgets = this.forgets;
       const hashes = tokens.map((token) => hashToken(token));
       const live = await principalsOf(this.db, hashes);
+      // Read before a forget: what it dropped is read again on next use.
+      if (forgets !== this.forgets) continue;
       tokens.forEach((token, k) => {
         const p = live.get(hashes[k]?.toString('hex') ?? '');
         if (p === undefined) this.principals.delete(token);
         else this.principals.set(token, { value: p, until: t + this.ttlMs });
       });
+    }
+  }
+
+  /**
+   * Drop every kept principal of the account at once: it was suspended or
+   * reinstated, or its credit limit changed (the operators' API). The next
+   * request of any of its tokens reads the database.
+   */
+  forgetAccount(accountId: string): void {
+    this.forgets++;
+    for (const [token, c] of this.principals) {
+      if (c.value.accountId === accountId) this.principals.delete(token);
+    }
+  }
+
+  /** Drop the kept principal of a token at once: it was revoked. */
+  forgetToken(tokenId: string): void {
+    this.forgets++;
+    for (const [token, c] of this.principals) {
+      if (c.value.tokenId === tokenId) this.principals.delete(token);
     }
   }
 

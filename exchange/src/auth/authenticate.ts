@@ -13,6 +13,29 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the guard of a customer route before the route validates or runs. */
     principal: Principal | null;
+    /** Set by the guard of an admin route: who is calling (the audit log's actor). */
+    operator: Operator | null;
+  }
+}
+
+/**
+ * Who calls the operators' API: the admin token (GPUX_ADMIN_TOKEN), or an
+ * account whose token holds the `admin` scope (a personal operator token).
+ */
+export interface Operator {
+  /** 'admin_token', or the account id of the operator's token. */
+  readonly actor: string;
+  /** The operator's token id; null for the admin token. */
+  readonly tokenId: string | null;
+}
+
+/** The actor of the admin token (GPUX_ADMIN_TOKEN) in the audit log. */
+export const ADMIN_TOKEN_ACTOR = 'admin_token';
+
+/** A suspended account's tokens are all refused (the operators' API, docs/api/admin.md). */
+function refuseSuspended(principal: Principal): void {
+  if (principal.suspended) {
+    throw new GpuxError('account_suspended', `account ${principal.accountId} is suspended`);
   }
 }
 
@@ -32,6 +55,7 @@ export async function authenticate(
   }
   const principal = await principals.principal(token);
   if (principal === undefined) throw new GpuxError('unauthorized', 'unknown or revoked API token');
+  refuseSuspended(principal);
   if (!principal.scopes.has(scope)) {
     throw new GpuxError('forbidden', `this token lacks the "${scope}" scope`);
   }
@@ -48,22 +72,30 @@ export async function authenticateAdmin(
   principals: Principals,
   request: FastifyRequest,
   adminToken: string,
-): Promise<void> {
+): Promise<Operator> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
     throw new GpuxError('unauthorized', 'the admin API needs the admin token');
   }
-  if (sameSecret(token, adminToken)) return;
+  if (sameSecret(token, adminToken)) return { actor: ADMIN_TOKEN_ACTOR, tokenId: null };
   const principal = await principals.principal(token);
   if (principal === undefined) {
     throw new GpuxError('unauthorized', 'the admin API needs the admin token');
   }
+  refuseSuspended(principal);
   if (!principal.scopes.has('admin')) {
     throw new GpuxError(
       'forbidden',
       'this token lacks the "admin" scope; the admin API needs the operators\u2019 token',
     );
   }
+  return { actor: principal.accountId, tokenId: principal.tokenId };
+}
+
+/** The operator calling an admin route (its guard set it before the handler runs). */
+export function operatorOf(request: FastifyRequest): Operator {
+  if (request.operator === null) throw new Error('route is not an admin route');
+  return request.operator;
 }
 
 /** The caller of a customer route (its guard set it before the handler runs). */

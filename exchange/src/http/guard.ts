@@ -51,7 +51,18 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
 
 function adminGuard(ctx: RouteContext): Guard {
   // D18: the admin API is not rate limited.
-  return (request) => authenticateAdmin(ctx.directory, request, ctx.adminToken);
+  return async (request, reply) => {
+    const operator = await authenticateAdmin(ctx.directory, request, ctx.adminToken);
+    request.operator = operator;
+    // Every line logged for the request from now on, "request completed"
+    // too, names the operator (the audit log's actor).
+    const log = request.log.child({
+      operator: operator.actor,
+      ...(operator.tokenId === null ? {} : { operator_token_id: operator.tokenId }),
+    });
+    request.log = log;
+    reply.log = log;
+  };
 }
 
 function guardOf(ctx: RouteContext, contract: RouteContract): Guard | undefined {

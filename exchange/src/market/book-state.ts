@@ -117,6 +117,24 @@ export class BookState implements LeaseHost {
     });
   }
 
+  /**
+   * An operator suspended the account (docs/api/admin.md): every open order
+   * of it in this book (resting, scheduled, unseen; buys, sells, resells)
+   * leaves the book as a customer's cancel would, its credit held released,
+   * with cancel_reason account_suspended. Its live leases stay. Returns the
+   * ids of the orders cancelled.
+   */
+  cancelAccountOrders(accountId: string, now: number, changes: ChangeSet): string[] {
+    const ids = [...this.orders.values()]
+      .filter((o) => o.account_id === accountId)
+      .map((o) => o.id);
+    if (ids.length === 0) return [];
+    return this.command(changes, () => {
+      this.advance(now);
+      return ids.filter((id) => this.withdraw(id, 'account_suspended', now));
+    });
+  }
+
   /** D26: terminate a live lease of `accountId` now, with the refund of the rest. */
   terminate(leaseId: string, accountId: string, now: number, changes: ChangeSet): TerminateOutcome {
     const live = this.leases.get(leaseId);
@@ -270,9 +288,11 @@ export class BookState implements LeaseHost {
   }
 
   /** Take an open order out of the book for a reason of the exchange's (D12). */
-  private withdraw(orderId: string, reason: CancelReason, at: number): void {
+  private withdraw(orderId: string, reason: CancelReason, at: number): boolean {
     this.reasonOverride.set(orderId, reason);
-    this.handle(this.book.cancel(orderId, at).events);
+    const result = this.book.cancel(orderId, at);
+    this.handle(result.events);
+    return result.ok;
   }
 
   private cluster(id: string): ClusterState {

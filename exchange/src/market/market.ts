@@ -117,6 +117,24 @@ export class Market {
     return w;
   }
 
+  /**
+   * An operator suspended the account: its open orders in every book are
+   * cancelled by each book's writer, as a customer's cancel would be
+   * (BookState.cancelAccountOrders). Every book is asked, not only those the
+   * database shows orders in, so an order placed while the suspension was
+   * being committed is caught too. Returns the ids cancelled.
+   */
+  async cancelAccountOrders(accountId: string): Promise<string[]> {
+    const cancelled = await Promise.all(
+      [...this.writers.values()].map((w) =>
+        w.submit((state, changes) =>
+          state.cancelAccountOrders(accountId, this.clock.now(), changes),
+        ),
+      ),
+    );
+    return cancelled.flat();
+  }
+
   /** Let time pass in every book; resolves once every book has committed. */
   async tickAll(now: number = this.clock.now()): Promise<void> {
     if (this.ticking) return;

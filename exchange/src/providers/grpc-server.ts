@@ -91,6 +91,10 @@ async function callerOf(ctx: ServiceContext, metadata: Metadata): Promise<Princi
   const principal = await ctx.directory.principal(token);
   if (principal === undefined)
     throw new AgentCallError(status.UNAUTHENTICATED, 'unknown or revoked token');
+  // An operator suspended the provider: its agent is refused too (docs/api/admin.md).
+  if (principal.suspended) {
+    throw new GpuxError('account_suspended', `account ${principal.accountId} is suspended`);
+  }
   if (!principal.scopes.has('provider')) {
     throw new AgentCallError(status.PERMISSION_DENIED, 'this token lacks the "provider" scope');
   }

@@ -6,7 +6,8 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from '@sinclair/typebox';
 
 import { accountView, createAccount } from '../accounts/accounts.js';
-import { callerOf } from '../auth/authenticate.js';
+import { reasonOf, recordAudit } from '../admin/audit.js';
+import { callerOf, operatorOf } from '../auth/authenticate.js';
 import { Nullable, PageQuery, StringEnum } from '../http/schema.js';
 import { entriesOf } from '../ledger/ledger.js';
 import type { RouteContext } from '../services.js';
@@ -18,6 +19,7 @@ import {
   createdAccountView,
   transactionsView,
 } from '../views/accounts.js';
+import { Reason } from '../views/admin.js';
 
 const Name = (): ReturnType<typeof Type.String> => Type.String({ minLength: 1, maxLength: 200 });
 
@@ -37,6 +39,7 @@ const CreateAccountBody = Type.Object(
         }),
       ),
     ),
+    reason: Type.Optional(Reason()),
   },
   { title: 'CreateAccount', additionalProperties: false },
 );
@@ -63,9 +66,28 @@ export const accountRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
         credit_limit === undefined || credit_limit === null
           ? undefined
           : parseDollars(credit_limit, 'credit_limit');
-      const created = await ctx.db.transaction((tx) =>
-        createAccount(tx, { name, organization, scopes, creditLimitCents }),
-      );
+      const reason = request.body.reason === undefined ? null : reasonOf(request.body.reason);
+      const created = await ctx.db.transaction(async (tx) => {
+        const a = await createAccount(tx, { name, organization, scopes, creditLimitCents });
+        await recordAudit(tx, {
+          operator: operatorOf(request),
+          action: 'account.create',
+          targetType: 'account',
+          targetId: a.accountId,
+          reason,
+          before: null,
+          after: {
+            name,
+            organization: a.organization,
+            organization_id: a.organizationId,
+            scopes: [...scopes],
+            credit_limit: credit_limit ?? null,
+            token_id: a.tokenId,
+          },
+        });
+        return a;
+      });
+      request.log.info({ account_id: created.accountId }, 'account created');
       return reply.code(201).send(createdAccountView(created));
     },
   );

@@ -5,10 +5,13 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from '@sinclair/typebox';
 
 import { createCluster, listClusters } from '../accounts/clusters.js';
+import { reasonOf, recordAudit } from '../admin/audit.js';
+import { operatorOf } from '../auth/authenticate.js';
 import { MAX_CLUSTER_NODES } from '../providers/agent-limits.js';
 import { StringEnum } from '../http/schema.js';
 import type { RouteContext } from '../services.js';
 import { ClusterListSchema, ClusterSchema, clusterView } from '../views/accounts.js';
+import { Reason } from '../views/admin.js';
 
 /**
  * A cluster of MAX_CLUSTER_NODES nodes with the longest hostnames is about
@@ -28,6 +31,7 @@ const CreateClusterBody = Type.Object(
       minItems: 1,
       maxItems: MAX_CLUSTER_NODES,
     }),
+    reason: Type.Optional(Reason()),
   },
   { title: 'CreateCluster', additionalProperties: false },
 );
@@ -51,14 +55,31 @@ export const clusterRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
     },
     async (request, reply) => {
       const b = request.body;
-      const cluster = await ctx.db.transaction((tx) =>
-        createCluster(tx, {
+      const reason = b.reason === undefined ? null : reasonOf(b.reason);
+      const cluster = await ctx.db.transaction(async (tx) => {
+        const c = await createCluster(tx, {
           providerAccountId: b.provider_account_id,
           gpuType: b.gpu_type,
           zone: b.zone,
           hostnames: b.nodes.map((n) => n.hostname.toLowerCase()),
-        }),
-      );
+        });
+        await recordAudit(tx, {
+          operator: operatorOf(request),
+          action: 'cluster.create',
+          targetType: 'cluster',
+          targetId: c.clusterId,
+          reason,
+          before: null,
+          after: {
+            provider_account_id: c.providerAccountId,
+            gpu_type: c.gpuType,
+            zone: c.zone,
+            nodes: c.nodes.length,
+          },
+        });
+        return c;
+      });
+      request.log.info({ cluster_id: cluster.clusterId }, 'cluster created');
       ctx.directory.forgetClusters(b.provider_account_id);
       return reply.code(201).send(clusterView(cluster));
     },

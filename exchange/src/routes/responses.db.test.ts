@@ -260,6 +260,23 @@ describe('every endpoint, in each of its forms', () => {
     );
     await ok(get('/v1/ssh_keys'));
     await ok(del(`/v1/ssh_keys/${key['ssh_key_id'] as string}`));
+
+    // The operators' API on an account of its own (docs/api/admin.md).
+    const admin = (method: string, url: string, body?: unknown): Promise<Reply> =>
+      ex.call(method, url, ADMIN_TOKEN, body);
+    const managed = await ex.account('managed', { creditLimit: 100 });
+    const at = `/v1/admin/accounts/${managed.accountId}`;
+    await ok(admin('GET', '/v1/admin/accounts?scope=trade&status=active&limit=5'));
+    await ok(admin('GET', at));
+    await ok(admin('POST', `${at}/credit-limit`, { credit_limit: null, reason: 'r' }));
+    const issued = await ok(admin('POST', `${at}/tokens`, { scopes: ['read'], reason: 'r' }), 201);
+    await ok(admin('GET', `${at}/tokens`));
+    await ok(admin('POST', `${at}/tokens/${issued['token_id'] as string}/revoke`, { reason: 'r' }));
+    await ok(admin('POST', `${at}/suspend`, { reason: 'r' }));
+    await ok(admin('POST', `${at}/reinstate`, { reason: 'r' }));
+    await ok(admin('GET', `/v1/admin/audit?target_id=${managed.accountId}`));
+    await ok(admin('GET', `/v1/admin/orders/${bid['order_id'] as string}`));
+    await ok(admin('GET', `/v1/admin/leases/${provisioning}`));
   });
 
   it('answers errors in the D19 envelope, each serialized as built', async () => {
@@ -277,6 +294,14 @@ describe('every endpoint, in each of its forms', () => {
     await fails(ex.call('DELETE', `/v1/leases/${leaseId}`, reader.token), 403, 'forbidden');
     await fails(ex.call('GET', `/v1/leases/${leaseId}`, buyer.token), 404, 'not_found');
     await fails(ex.call('GET', '/v1/admin/platform', buyer.token), 403, 'forbidden');
+    const suspended = await ex.account('suspended');
+    await ok(
+      ex.call('POST', `/v1/admin/accounts/${suspended.accountId}/suspend`, ADMIN_TOKEN, {
+        reason: 'r',
+      }),
+    );
+    await fails(ex.call('GET', '/v1/orders', suspended.token), 403, 'account_suspended');
+    await fails(ex.call('GET', '/v1/admin/accounts/acc_none', ADMIN_TOKEN), 404, 'not_found');
     await fails(ex.call('GET', '/v1/orders/ord_nothing', buyer.token), 404, 'not_found');
     await fails(
       ex.call('DELETE', `/v1/orders/${filled[0]?.order_id ?? 'ord_x'}`, buyer.token),

@@ -21,6 +21,9 @@ export const CreatedAccountSchema = Type.Object(
     organization: Type.String(),
     organization_id: Type.String(),
     scopes: Type.Array(StringEnum(TOKEN_SCOPES)),
+    token_id: Type.String({
+      description: 'The token’s id: operators list and revoke tokens by it (docs/api/admin.md).',
+    }),
     token: Type.String({ description: 'Shown this once; only its hash is kept.' }),
   },
   { title: 'CreatedAccount', description: 'The new account and its first API token.' },
@@ -147,6 +150,7 @@ export function createdAccountView(a: CreatedAccount): CreatedAccountJson {
     organization: a.organization,
     organization_id: a.organizationId,
     scopes: [...a.scopes],
+    token_id: a.tokenId,
     token: a.token,
   };
 }
