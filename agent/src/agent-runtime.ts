@@ -60,8 +60,12 @@ export interface AgentParts {
     readonly hostKey: { readonly fingerprint: string } | undefined;
   };
   readonly hostFacts: () => Promise<HostFacts>;
-  /** The cluster's event stream, from Attach's answer. */
-  readonly openEvents: (source: EventSource) => Promise<EventStream>;
+  /**
+   * The cluster's event stream, from Attach's answer; `recreate` asks the
+   * exchange to make its consumer again (Attach once more), for a NATS
+   * server that lost its data.
+   */
+  readonly openEvents: (source: EventSource, recreate: () => Promise<void>) => Promise<EventStream>;
   /** Closes the gateway, the provisioner's side and the exchange client, in that order. */
   readonly close: () => Promise<void>;
 }
@@ -152,22 +156,38 @@ export function startRuntime(parts: AgentParts): AgentHandle {
     await writeStatus();
   });
 
+  /** One Attach; its nodes learnt. */
+  const attachOnce = async (): Promise<AttachResponse> => {
+    const sentAtMs = Date.now();
+    const res = await exchange.attach({
+      clusterId,
+      heartbeatIntervalSeconds: config.heartbeatIntervalMs / 1000,
+      agentVersion: parts.agentVersion,
+      provisioner: config.provisioner,
+      host: await parts.hostFacts(),
+    });
+    if (res.events === undefined) {
+      throw new AgentFatalError('Attach answered without an event source');
+    }
+    heartbeat.learn(res.nodes, sentAtMs);
+    return res;
+  };
+
+  /**
+   * The event consumer is gone (NATS lost its data): Attach again, which
+   * makes it (and the stream) again on the exchange's side, as at the
+   * first Attach. An error is tried again by the event stream.
+   */
+  const recreateConsumer = async (): Promise<void> => {
+    await attachOnce();
+    logger.info({ clusterId }, 'attached again: the exchange made the event consumer again');
+  };
+
   /** Attach, trying again while the exchange cannot be reached; undefined when stopped meanwhile. */
   const attach = async (): Promise<AttachResponse | undefined> => {
     for (let attempt = 1; !stopping.signal.aborted; attempt++) {
-      const sentAtMs = Date.now();
       try {
-        const res = await exchange.attach({
-          clusterId,
-          heartbeatIntervalSeconds: config.heartbeatIntervalMs / 1000,
-          agentVersion: parts.agentVersion,
-          provisioner: config.provisioner,
-          host: await parts.hostFacts(),
-        });
-        if (res.events === undefined) {
-          throw new AgentFatalError('Attach answered without an event source');
-        }
-        heartbeat.learn(res.nodes, sentAtMs);
+        const res = await attachOnce();
         logger.info(
           {
             clusterId,
@@ -209,7 +229,7 @@ export function startRuntime(parts: AgentParts): AgentHandle {
     statusTicker.start();
     await reconcile.runNow();
     if (stopping.signal.aborted) return;
-    const stream = await parts.openEvents(attached.events);
+    const stream = await parts.openEvents(attached.events, recreateConsumer);
     // Stopped while connecting: the drain has run already and did not see it.
     if (stopping.signal.aborted) {
       await stream.close();

@@ -196,7 +196,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     directory,
     ssh: { address: gateway.address(), hostKey: gateway.hostKey },
     hostFacts: deps.hostFacts ?? readHostFacts,
-    openEvents: async (source) =>
+    openEvents: async (source, recreate) =>
       bus === undefined
         ? NatsEventStream.connect({
             url: config.natsUrl ?? '',
@@ -204,6 +204,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
             source,
             name: `gpux-agent-${clusterId}`,
             logger,
+            recreate,
           })
         : new BusEventStream(bus, {
             consumer: source.consumer,

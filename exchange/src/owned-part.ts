@@ -101,6 +101,8 @@ export async function startOwnedPart(
     ownedStops.push(() => publisher.close());
     const relay = new OutboxRelay(db, publisher, { logger });
     market.onEvents(() => relay.wake());
+    // NATS back (perhaps on an empty store, its stream made again): publish what waits now.
+    if (publisher instanceof JetStreamPublisher) publisher.onReconnected(() => relay.wake());
     relay.start();
     ownedStops.push(() => relay.close());
 

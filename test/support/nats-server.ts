@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,12 @@ export class PrivateNats {
       },
       { timeoutMs: 5_000, everyMs: 25, output: () => this.log },
     );
+  }
+
+  /** Stopped: its JetStream store is removed (the server lost its data); resume() starts it empty. */
+  wipeStore(): void {
+    if (this.pid !== undefined) throw new Error('nats-server is running: stop it first');
+    rmSync(this.storeDir, { recursive: true, force: true });
   }
 
   /** Stop by PID; `kill` SIGKILLs it (a crash), else SIGTERM. */

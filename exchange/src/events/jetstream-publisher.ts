@@ -60,15 +60,42 @@ function notFound(err: unknown, code: number): boolean {
 }
 
 /**
+ * A publish that no stream took: NATS answers "no responders" (which the
+ * client words as "jetstream is not enabled") when no stream listens on
+ * the subject any more, as after the server lost its store.
+ */
+function noStream(err: unknown): boolean {
+  return (
+    // JetStreamNotEnabled, which the package does not export.
+    (err instanceof Error && err.name === 'JetStreamNotEnabled') ||
+    notFound(err, JetStreamApiCodes.StreamNotFound)
+  );
+}
+
+/**
  * The exchange starts while NATS is down (its events wait in the outbox):
  * the connection is made in the background, and the stream is made (or
  * updated) before the first publish, again after a failed attempt.
+ *
+ * NATS may lose its JetStream data (a server started again on an empty
+ * store: docs/operations.md "Recovering from NATS data loss"). The stream
+ * is looked for again after every reconnection and after a publish that no
+ * stream took; when it was gone it is made again, with the consumers of
+ * the agents this process attached, and the relay publishes what is still
+ * unpublished in the outbox into it. Events the lost stream held are not
+ * published again: the agents' reconciliation (D30) finds their leases.
  */
 export class JetStreamPublisher implements EventPublisher {
   private ready: Promise<JetStreamManager> | undefined;
   private readonly js: JetStreamClient;
   private readonly stream: string;
   private readonly root: string;
+  /** The clusters whose agent consumer this process made or found (Attach). */
+  private readonly consumers = new Set<string>();
+  /** The stream was made by this process at least once or found: a missing one now was lost. */
+  private known = false;
+  private closed = false;
+  private readonly reconnected: (() => void)[] = [];
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -77,6 +104,26 @@ export class JetStreamPublisher implements EventPublisher {
     this.js = jetstream(nc);
     this.stream = o.stream ?? EVENT_STREAM;
     this.root = o.subjectRoot ?? SUBJECT_ROOT;
+    void this.watchReconnects();
+  }
+
+  /** After a reconnection the server may be a new one on an empty store: look again. */
+  private async watchReconnects(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type !== 'reconnect' || this.closed) continue;
+      this.ready = undefined;
+      // Retried until the stream is there: JetStream may answer only a moment after the server.
+      for (let wait = 100; !this.closed && !this.nc.isClosed(); wait = Math.min(wait * 2, 5_000)) {
+        try {
+          await this.manager();
+          for (const f of this.reconnected) f();
+          break;
+        } catch (err) {
+          this.o.logger.debug({ err }, 'the JetStream stream could not be checked yet');
+          await new Promise((r) => setTimeout(r, wait));
+        }
+      }
+    }
   }
 
   static async connect(o: JetStreamOptions): Promise<JetStreamPublisher> {
@@ -104,6 +151,14 @@ export class JetStreamPublisher implements EventPublisher {
     return `${describeNats(this.o.url)}, ${tls ? 'TLS' : 'no TLS'}`;
   }
 
+  /**
+   * `f` runs whenever the stream is there again after a reconnection (the
+   * relay, waiting out its back-off after failed publishes, tries at once).
+   */
+  onReconnected(f: () => void): void {
+    this.reconnected.push(f);
+  }
+
   /** The stream, made or brought up to this configuration. */
   private manager(): Promise<JetStreamManager> {
     this.ready ??= (async () => {
@@ -122,7 +177,16 @@ export class JetStreamPublisher implements EventPublisher {
       } catch (err) {
         if (!notFound(err, JetStreamApiCodes.StreamNotFound)) throw err;
         await jsm.streams.add(config);
+        if (this.known) {
+          // Its consumers went with it: the agents' consume loops find them again.
+          for (const clusterId of this.consumers) await this.makeConsumer(jsm, clusterId);
+          this.o.logger.warn(
+            { stream: this.stream, consumers: this.consumers.size },
+            "the JetStream stream was gone (NATS lost its data?): made it again with the agents' consumers; unpublished outbox events follow, reconciliation finds the rest",
+          );
+        }
       }
+      this.known = true;
       return jsm;
     })().catch((err: unknown) => {
       this.ready = undefined;
@@ -132,17 +196,49 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   async publish(subject: string, eventId: string, payload: string): Promise<void> {
-    await this.manager();
-    await this.js.publish(this.rooted(subject), payload, {
-      msgID: eventId,
-      timeout: this.o.publishTimeoutMs ?? 2_000,
-    });
+    const ready = this.manager();
+    await ready;
+    try {
+      await this.js.publish(this.rooted(subject), payload, {
+        msgID: eventId,
+        timeout: this.o.publishTimeoutMs ?? 2_000,
+      });
+    } catch (err) {
+      // No stream took it: look for the stream again before the relay's next try.
+      if (noStream(err) && this.ready === ready) this.ready = undefined;
+      throw err;
+    }
   }
 
   async ensureAgentConsumer(clusterId: string): Promise<AgentEventSource> {
-    const jsm = await this.manager();
+    let ready = this.manager();
+    let jsm = await ready;
+    try {
+      await this.makeConsumer(jsm, clusterId);
+    } catch (err) {
+      // The stream went since it was last seen (NATS lost its data): make it, then the consumer.
+      if (!notFound(err, JetStreamApiCodes.StreamNotFound)) throw err;
+      if (this.ready === ready) this.ready = undefined;
+      ready = this.manager();
+      jsm = await ready;
+      await this.makeConsumer(jsm, clusterId);
+    }
+    this.consumers.add(clusterId);
+    return {
+      stream: this.stream,
+      consumer: agentConsumerName(clusterId),
+      filterSubject: this.rooted(SUBJECTS.cluster(clusterId)),
+      inboxPrefix: agentInboxPrefix(clusterId),
+    };
+  }
+
+  /**
+   * A cluster's agent consumer, made when missing: every event of the
+   * stream from its first (an agent made again after NATS lost its data
+   * gets what the relay published since, D30 makes the rest agree).
+   */
+  private async makeConsumer(jsm: JetStreamManager, clusterId: string): Promise<void> {
     const name = agentConsumerName(clusterId);
-    const filterSubject = this.rooted(SUBJECTS.cluster(clusterId));
     const ackWait = nanos(this.o.agentAckWaitMs ?? 30_000);
     try {
       const info = await jsm.consumers.info(this.stream, name);
@@ -154,19 +250,13 @@ export class JetStreamPublisher implements EventPublisher {
       if (!notFound(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
       await jsm.consumers.add(this.stream, {
         durable_name: name,
-        filter_subject: filterSubject,
+        filter_subject: this.rooted(SUBJECTS.cluster(clusterId)),
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         ack_wait: ackWait,
         max_deliver: -1,
       });
     }
-    return {
-      stream: this.stream,
-      consumer: name,
-      filterSubject,
-      inboxPrefix: agentInboxPrefix(clusterId),
-    };
   }
 
   /** `gpux.cluster.…` under this publisher's subject root. */
@@ -175,6 +265,7 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.nc.drain();
   }
 }

@@ -3,12 +3,13 @@
 
 import { randomBytes } from 'node:crypto';
 
-import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { SUBJECTS } from '@gpux/shared';
 import type { LeaseEvent } from '@gpux/shared';
 
 import { SILENT_LOGGER } from '../logger.js';
@@ -241,5 +242,22 @@ describe('the outbox relay (docs/architecture.md flow 2, D29)', () => {
     } finally {
       await changed.close();
     }
+  });
+  it('a stream lost under it (NATS lost its data): the next publish makes it again, with the agent consumers it made', async () => {
+    const source = await publisher.ensureAgentConsumer('cls_losscheck');
+    await jsm.streams.delete(STREAM);
+    // No stream takes the subject: that publish is not stored (the relay tries it again).
+    const subject = SUBJECTS.leaseRevoke('cls_losscheck');
+    await expect(publisher.publish(subject, 'evt_loss_1', '{}')).rejects.toThrow();
+    await publisher.publish(subject, 'evt_loss_1', '{}');
+    expect((await jsm.streams.info(STREAM)).state.messages).toBe(1);
+    // Its consumer made again as at first: every event of the stream, from its first.
+    const info = await jsm.consumers.info(STREAM, source.consumer);
+    expect(info.config).toMatchObject({
+      filter_subject: `${ROOT}.cluster.cls_losscheck.>`,
+      deliver_policy: DeliverPolicy.All,
+      ack_policy: AckPolicy.Explicit,
+    });
+    expect(info.num_pending).toBe(1);
   });
 });
