@@ -38,6 +38,7 @@ import type {
   SshGatewayLimits,
 } from '../agent/src/ssh/index.js';
 
+import { freePort } from './support/net.js';
 import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
 import { untilWith } from './support/until.js';
 
@@ -86,15 +87,6 @@ function isDead(pid: number): boolean {
   } catch {
     return true;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
 }
 
 /** Connects to a local port and reads until the other side closes. */

@@ -7,26 +7,17 @@
 // agent settings that go with them.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { AGENT_CLUSTER_RULES } from '../../agent/src/provisioner/kubernetes/permissions.js';
 import { signServingCert, startK8sDouble } from '../k8s-double/index.js';
 import type { K8sDouble, RecordedRequest } from '../k8s-double/index.js';
+import { freePort } from './net.js';
 
 export const AGENT_NAMESPACE = 'gpux-system';
 export const AGENT_SERVICE_ACCOUNT = 'gpux-agent';
 export const AGENT_USER = `system:serviceaccount:${AGENT_NAMESPACE}:${AGENT_SERVICE_ACCOUNT}`;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** GPU nodes as GPU feature discovery labels them: 8 allocatable `nvidia.com/gpu` each, Ready. */
 export function putGpuNodes(

@@ -32,7 +32,7 @@ import type { AgentProcess, StartAgentOptions } from './agent-process.js';
 import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
 import type { Launcher } from './launch.js';
-import { freePort } from './nats-server.js';
+import { freePort } from './net.js';
 import { until } from './until.js';
 
 /** This machine's NATS with JetStream (helper context "Services"). */
