@@ -95,14 +95,8 @@ async function drain(agent: Agent): Promise<void> {
 
 function settings(clusterId: string, stateDir: string, extra: Record<string, string> = {}) {
   return {
-    EXCHANGE_GRPC_URL: double.url,
-    GPUX_TOKEN: double.token,
-    GPUX_CLUSTER_ID: clusterId,
-    NATS_URL,
+    ...double.agentSettings(clusterId, stateDir),
     PROVISIONER: 'simulated',
-    GPUX_SSH_LISTEN: '127.0.0.1:0',
-    GPUX_HEARTBEAT_SECONDS: '1',
-    GPUX_STATE_DIR: stateDir,
     LOG_LEVEL: 'debug',
     ...extra,
   };
