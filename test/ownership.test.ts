@@ -15,6 +15,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 // Not part of the exchange's package (left out of its dist): listed by path in test/tsconfig.json.
 import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
+import { callApi } from './support/api.js';
+import type { ApiAnswer } from './support/api.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
@@ -64,32 +66,14 @@ async function exchange(url: string, instanceId = 'exchange'): Promise<ExchangeP
   return p;
 }
 
-interface Answer {
-  readonly status: number;
-  readonly json: Record<string, unknown>;
-  readonly retryAfter: string | null;
-}
-
-async function call(
+function call(
   p: ExchangeProcess,
   method: string,
   path: string,
   token: string,
   body?: unknown,
-): Promise<Answer> {
-  const res = await fetch(`${p.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return {
-    status: res.status,
-    json: (await res.json()) as Record<string, unknown>,
-    retryAfter: res.headers.get('retry-after'),
-  };
+): Promise<ApiAnswer> {
+  return callApi(p.url, method, path, token, body);
 }
 
 interface Market {

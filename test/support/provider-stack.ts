@@ -32,6 +32,8 @@ import type { AgentProcess, StartAgentOptions } from './agent-process.js';
 import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
 import type { Launcher } from './launch.js';
+import { callApi } from './api.js';
+import type { ApiAnswer } from './api.js';
 import { freePort } from './net.js';
 import { until } from './until.js';
 
@@ -72,14 +74,6 @@ export interface Transaction {
   readonly kind: string;
   readonly amount: number;
   readonly lease_id: string | null;
-}
-
-export interface ApiAnswer {
-  readonly status: number;
-  /** The parsed JSON body; {} when the body is not JSON (see text). */
-  readonly json: Record<string, unknown>;
-  readonly text: string;
-  readonly contentType: string;
 }
 
 export class ProviderStack {
@@ -240,23 +234,8 @@ export class ProviderStack {
   }
 
   /** One request to the exchange's REST API. */
-  async call(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // YAML (kubeconfig) or empty
-    }
-    return { status: res.status, json, text, contentType: res.headers.get('content-type') ?? '' };
+  call(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
+    return callApi(this.url, method, path, token, body);
   }
 
   /** A call that must answer `status` (default 200/201); its JSON. */
