@@ -40,6 +40,7 @@ import type {
 
 import { freePort } from './support/net.js';
 import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
+import { isDead } from './support/processes.js';
 import { sshOptions } from './support/ssh-client.js';
 import { inTmux } from './support/tmux.js';
 import { untilWith } from './support/until.js';
@@ -81,15 +82,6 @@ function run(cmd: string, args: readonly string[], input = ''): Promise<Run> {
 }
 
 const until = untilWith({ timeoutMs: 10_000, everyMs: 20 });
-
-/** Dead: no /proc entry, or a zombie waiting for init (which here reaps every few seconds). */
-function isDead(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 /** Connects to a local port and reads until the other side closes. */
 async function readFrom(port: number): Promise<string> {
