@@ -10,7 +10,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { AGENT_CLUSTER_RULES } from '../../agent/src/provisioner/kubernetes/permissions.js';
+import {
+  AGENT_CLUSTER_ROLE_NAME,
+  agentClusterRole,
+} from '../../agent/src/provisioner/kubernetes/permissions.js';
 import { signServingCert, startK8sDouble } from '../k8s-double/index.js';
 import type { K8sDouble, RecordedRequest } from '../k8s-double/index.js';
 import { freePort } from './net.js';
@@ -54,21 +57,16 @@ export function putAgentIdentity(double: K8sDouble): string {
     kind: 'ServiceAccount',
     metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE },
   });
-  double.put({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: 'gpux-agent' },
-    rules: AGENT_CLUSTER_RULES.map((r) => ({
-      apiGroups: [...r.apiGroups],
-      resources: [...r.resources],
-      verbs: [...r.verbs],
-    })),
-  });
+  double.put(agentClusterRole());
   double.put({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     metadata: { name: 'gpux-agent' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpux-agent' },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: AGENT_CLUSTER_ROLE_NAME,
+    },
     subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE }],
   });
   return double.kubeconfigFor(double.mintToken(AGENT_NAMESPACE, AGENT_SERVICE_ACCOUNT, 86_400));
