@@ -11,15 +11,15 @@ export interface ApiAnswer {
   readonly retryAfter: string | null;
 }
 
-/** `method path` at `baseUrl` (http://host:port) as the holder of `token`. */
+/** `method path` at `at` (http://host:port, or a process serving there) as the holder of `token`. */
 export async function callApi(
-  baseUrl: string,
+  at: string | { readonly url: string },
   method: string,
   path: string,
   token: string,
   body?: unknown,
 ): Promise<ApiAnswer> {
-  const res = await fetch(`${baseUrl}${path}`, {
+  const res = await fetch(`${typeof at === 'string' ? at : at.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
