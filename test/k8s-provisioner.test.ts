@@ -19,7 +19,7 @@ import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject, V1Deployment, V1Namespace } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { planReconciliation } from '../agent/src/leases/reconcile-plan.js';
+import { localWorkspace, planReconciliation } from '../agent/src/leases/reconcile-plan.js';
 import { SILENT_LOGGER } from '../agent/src/logger.js';
 import type { Logger } from '../agent/src/logger.js';
 import type { LeaseSpec } from '../agent/src/provisioner/lease-spec.js';
@@ -176,13 +176,7 @@ async function reconcilePlan(
   return planReconciliation({
     listed: live.map((spec) => ({ spec, status })),
     asOfMs: Date.now(),
-    workspaces: workspaces.map((w) => ({
-      leaseId: w.leaseId,
-      startMs: w.lease?.startMs,
-      endMs: w.lease?.endMs,
-      ready: w.access !== undefined,
-      accessMadeMs: w.access?.madeMs,
-    })),
+    workspaces: workspaces.map(localWorkspace),
     tombstoned: new Set(),
     reportedAtMs,
     listSentAtMs: Date.now(),
