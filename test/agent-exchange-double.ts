@@ -27,6 +27,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { connect, nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 
+import { sellOrderOf } from '../agent/src/testing/fake-exchange.js';
 import type { AgentSettings } from './support/agent-process.js';
 
 export interface RecordedCall {
@@ -315,15 +316,7 @@ export class ExchangeDouble {
       heartbeat: this.unary('heartbeat', (_req, c) => ({ nodes: c.nodes })),
       listSells: this.unary('listSells', (_req, c) => ({ orders: c.sells })),
       publishSell: this.unary('publishSell', (req, c) => {
-        const now = Date.now();
-        const order: SellOrder = {
-          orderId: newId('ord_'),
-          nodes: req.nodes,
-          priceCents: req.priceCents,
-          windowEnd: new Date(now + req.windowHours * 3_600_000),
-          expiresAt: new Date(now + (req.windowHours - 1) * 3_600_000),
-          remainingNodes: req.nodes,
-        };
+        const order = sellOrderOf(newId('ord_'), req, Date.now());
         c.sells.push(order);
         return { result: { $case: 'order' as const, value: order } };
       }),
