@@ -28,7 +28,7 @@ import {
 } from '../../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../../exchange/src/db/testing/admin-database.js';
 import { startAgentProcess } from './agent-process.js';
-import type { AgentProcess, StartAgentOptions } from './agent-process.js';
+import type { AgentProcess, AgentSettings, StartAgentOptions } from './agent-process.js';
 import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
 import type { Launcher } from './launch.js';
@@ -185,8 +185,8 @@ export class ProviderStack {
   }
 
   /** The agent's settings for this stack's cluster (README "The agent"). */
-  agentEnv(): Record<string, string> {
-    const env: Record<string, string> = {
+  agentEnv(): AgentSettings {
+    const env: AgentSettings = {
       EXCHANGE_GRPC_URL: this.grpcUrl,
       GPUX_TOKEN: this.provider.token,
       GPUX_CLUSTER_ID: this.clusterId,
@@ -198,8 +198,7 @@ export class ProviderStack {
       HOME: this.dir,
     };
     const ask = this.options.askPrice === undefined ? '2.50' : this.options.askPrice;
-    if (ask !== null) env['GPUX_ASK_PRICE'] = ask;
-    return { ...env, ...this.options.agentEnv };
+    return { ...env, ...(ask === null ? {} : { GPUX_ASK_PRICE: ask }), ...this.options.agentEnv };
   }
 
   /** Starts the agent (again: same state directory and SSH port), ready unless told not to wait. */
@@ -208,17 +207,8 @@ export class ProviderStack {
     options: StartAgentOptions = {},
   ): Promise<AgentProcess> {
     if (this.agent !== undefined) throw new Error('the agent is running');
-    const env = { ...this.agentEnv(), ...extraEnv };
     this.agent = await startAgentProcess(
-      {
-        ...env,
-        EXCHANGE_GRPC_URL: env['EXCHANGE_GRPC_URL'] ?? '',
-        GPUX_TOKEN: env['GPUX_TOKEN'] ?? '',
-        GPUX_CLUSTER_ID: env['GPUX_CLUSTER_ID'] ?? '',
-        NATS_URL: env['NATS_URL'] ?? '',
-        GPUX_STATE_DIR: env['GPUX_STATE_DIR'] ?? '',
-        GPUX_SSH_LISTEN: env['GPUX_SSH_LISTEN'] ?? '',
-      },
+      { ...this.agentEnv(), ...extraEnv },
       this.options.launch?.agent === undefined
         ? options
         : { launch: this.options.launch.agent, ...options },
