@@ -27,6 +27,9 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { connect, nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 
+import { sellOrderOf } from '../agent/src/testing/fake-exchange.js';
+import type { AgentSettings } from './support/agent-process.js';
+
 export interface RecordedCall {
   readonly method: string;
   readonly request: Record<string, unknown>;
@@ -109,6 +112,23 @@ export class ExchangeDouble {
 
   get url(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * The settings of an agent of `clusterId` against this double
+   * (support/agent-process.ts): its gRPC address and token, its NATS, the
+   * state directory, an SSH gateway on a free loopback port, a heartbeat a second.
+   */
+  agentSettings(clusterId: string, stateDir: string): AgentSettings {
+    return {
+      EXCHANGE_GRPC_URL: this.url,
+      GPUX_TOKEN: this.token,
+      GPUX_CLUSTER_ID: clusterId,
+      NATS_URL: this.o.natsUrl,
+      GPUX_STATE_DIR: stateDir,
+      GPUX_SSH_LISTEN: '127.0.0.1:0',
+      GPUX_HEARTBEAT_SECONDS: '1',
+    };
   }
 
   /** A cluster registered through the admin API (D31), with its agent's durable consumer. */
@@ -296,15 +316,7 @@ export class ExchangeDouble {
       heartbeat: this.unary('heartbeat', (_req, c) => ({ nodes: c.nodes })),
       listSells: this.unary('listSells', (_req, c) => ({ orders: c.sells })),
       publishSell: this.unary('publishSell', (req, c) => {
-        const now = Date.now();
-        const order: SellOrder = {
-          orderId: newId('ord_'),
-          nodes: req.nodes,
-          priceCents: req.priceCents,
-          windowEnd: new Date(now + req.windowHours * 3_600_000),
-          expiresAt: new Date(now + (req.windowHours - 1) * 3_600_000),
-          remainingNodes: req.nodes,
-        };
+        const order = sellOrderOf(newId('ord_'), req, Date.now());
         c.sells.push(order);
         return { result: { $case: 'order' as const, value: order } };
       }),

@@ -8,17 +8,15 @@
 // once, removes the namespace and kills the token. The revocation time is
 // printed (against the double: no scheduling, no image pull).
 
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { startAgentProcess } from './support/agent-process.js';
+import type { AgentProcess } from './support/agent-process.js';
 import type { K8sDouble } from './k8s-double/index.js';
 import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
@@ -32,7 +30,6 @@ import {
 import type { SshKey, SshTarget } from './support/ssh-client.js';
 import { untilWith } from './support/until.js';
 
-const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'gpux-agent-k8s-')));
 const stateDir = join(scratch, 'state');
@@ -41,12 +38,12 @@ const kubectl = kubectlIn(scratch);
 
 let exchange: ExchangeDouble;
 let k8s: K8sDouble;
-let agent: ChildProcess | undefined;
-let output = '';
+let agent: AgentProcess | undefined;
 let cluster: K8sCluster;
 let key: SshKey;
 
-const until = untilWith({ output: () => output });
+const output = (): string => agent?.output() ?? '';
+const until = untilWith({ output });
 
 beforeAll(async () => {
   key = makeSshKey(scratch, 'buyer');
@@ -57,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  agent?.kill('SIGKILL');
+  await agent?.stop('SIGKILL');
   await exchange?.close();
   await cluster?.stop();
   rmSync(scratch, { recursive: true, force: true });
@@ -66,23 +63,11 @@ afterAll(async () => {
 describe('the agent in kubernetes mode, end to end', () => {
   it('buy → SSH into the workspace pod, kubectl in the namespace → terminate → session closed, token dead', async () => {
     const clusterId = await exchange.addCluster([NODE]);
-    agent = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: scratch,
-        EXCHANGE_GRPC_URL: exchange.url,
-        GPUX_TOKEN: exchange.token,
-        GPUX_CLUSTER_ID: clusterId,
-        NATS_URL,
-        ...cluster.agentEnv,
-        GPUX_SSH_LISTEN: '127.0.0.1:0',
-        GPUX_HEARTBEAT_SECONDS: '1',
-        GPUX_STATE_DIR: stateDir,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    agent = await startAgentProcess({
+      ...exchange.agentSettings(clusterId, stateDir),
+      ...cluster.agentEnv,
+      HOME: scratch,
     });
-    agent.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-    agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     await until('a heartbeat', () => exchange.of('heartbeat', clusterId).length > 0);
     // Health and GPUs from Node status, not nvidia-smi.
     const beat = exchange.of('heartbeat', clusterId).at(-1) as {
@@ -113,7 +98,7 @@ describe('the agent in kubernetes mode, end to end', () => {
       knownHosts: writeKnownHosts(join(scratch, 'known_hosts'), endpoint, report.sshHostKeys),
     };
     const login = await runSsh(target, 'echo in-the-workspace; exit 3');
-    expect(login, output).toMatchObject({ code: 3, stdout: 'in-the-workspace\n' });
+    expect(login, output()).toMatchObject({ code: 3, stdout: 'in-the-workspace\n' });
 
     // The reported kubeconfig with the real kubectl: its namespace only.
     expect(
@@ -150,8 +135,6 @@ describe('the agent in kubernetes mode, end to end', () => {
       `kubernetes revocation against the API double: session closed ${sessionClosedMs.toFixed(0)} ms, access gone and reported ${revokedMs.toFixed(0)} ms after the revoke event`,
     );
 
-    agent.kill('SIGTERM');
-    const [code] = (await once(agent, 'exit')) as [number | null];
-    expect(code).toBe(0);
+    expect(await agent.stop('SIGTERM'), output()).toBe(0);
   });
 });

@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Not part of the exchange's package (left out of its dist): listed by path in test/tsconfig.json.
 import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
+import { callApi } from './support/api.js';
+import type { ApiAnswer } from './support/api.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
@@ -46,21 +48,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function rest(
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${exchange?.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+function rest(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
+  return callApi(exchange?.url ?? '', method, path, token, body);
 }
 
 type Method<Req, Res> = (

@@ -2,9 +2,6 @@
 // double of the exchange on loopback (agent-exchange-double.ts) and this
 // machine's NATS JetStream, with a stream and subjects of this file's own.
 
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import {
   chmodSync,
   existsSync,
@@ -21,10 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { spawnAgentProcess } from './support/agent-process.js';
+import type { AgentProcess } from './support/agent-process.js';
 import { untilWith } from './support/until.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'agent/dist/main.js');
 /** The agent reports its package's version (one for the whole repository, docs/releases.md). */
 const AGENT_VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'agent/package.json'), 'utf8')) as { version: string }
@@ -54,55 +52,36 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const a of running) a.kill('SIGKILL');
+  for (const a of running) await a.stop('SIGKILL');
   await double?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
 const until = untilWith({ timeoutMs: 30_000 });
 
-const running = new Set<ChildProcess>();
+const running = new Set<AgentProcess>();
 
-interface Agent {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exit: () => Promise<number | null>;
-}
-
-function startAgent(env: Record<string, string>): Agent {
-  let output = '';
-  const child = spawn(process.execPath, [MAIN], {
-    // Only what the agent is given: nothing of this test process's GPUX_* or NATS_*.
-    env: { PATH: `${fakeBin}:${process.env['PATH'] ?? ''}`, HOME: scratch, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The agent with `env` and nothing else of this test process's (no GPUX_*, no NATS_*). */
+function startAgent(env: Record<string, string>): AgentProcess {
+  const agent = spawnAgentProcess({
+    PATH: `${fakeBin}:${process.env['PATH'] ?? ''}`,
+    HOME: scratch,
+    ...env,
   });
-  running.add(child);
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = once(child, 'exit').then(([code]) => {
-    running.delete(child);
-    return code as number | null;
-  });
-  return { child, output: () => output, exit: () => exited };
+  running.add(agent);
+  void agent.exited().then(() => running.delete(agent));
+  return agent;
 }
 
 /** SIGTERM: the agent drains and exits 0 (D34). */
-async function drain(agent: Agent): Promise<void> {
-  agent.child.kill('SIGTERM');
-  const code = await agent.exit();
-  expect(code, agent.output()).toBe(0);
+async function drain(agent: AgentProcess): Promise<void> {
+  expect(await agent.stop('SIGTERM'), agent.output()).toBe(0);
 }
 
 function settings(clusterId: string, stateDir: string, extra: Record<string, string> = {}) {
   return {
-    EXCHANGE_GRPC_URL: double.url,
-    GPUX_TOKEN: double.token,
-    GPUX_CLUSTER_ID: clusterId,
-    NATS_URL,
+    ...double.agentSettings(clusterId, stateDir),
     PROVISIONER: 'simulated',
-    GPUX_SSH_LISTEN: '127.0.0.1:0',
-    GPUX_HEARTBEAT_SECONDS: '1',
-    GPUX_STATE_DIR: stateDir,
     LOG_LEVEL: 'debug',
     ...extra,
   };
@@ -120,7 +99,7 @@ describe('agent process', () => {
       PROVISIONER: 'docker',
       GPUX_SSH_LISTEN: '0.0.0.0:22',
     });
-    expect(await agent.exit()).toBe(2);
+    expect(await agent.exited()).toBe(2);
     expect(agent.output().trimEnd().split('\n')).toEqual([
       'gpux agent: EXCHANGE_GRPC_URL is required (host:port of the exchange)',
       'gpux agent: GPUX_TOKEN must be 16 to 512 printable characters, no spaces',
@@ -134,7 +113,7 @@ describe('agent process', () => {
   it('PROVISIONER=kubernetes without its settings stops the agent with one line each', async () => {
     const clusterId = await double.addCluster(['k-1']);
     const agent = startAgent(settings(clusterId, stateDir(), { PROVISIONER: 'kubernetes' }));
-    expect(await agent.exit()).toBe(2);
+    expect(await agent.exited()).toBe(2);
     expect(agent.output()).toContain(
       'gpux agent: GPUX_KUBE_PUBLIC_SERVER is required with PROVISIONER=kubernetes',
     );
@@ -274,8 +253,7 @@ describe('agent process', () => {
     await double.publish(event);
     const record = join(dir, 'workspaces', event.lease_id, 'lease.json');
     await until('provisioning under way', () => existsSync(record), { output: slow.output });
-    slow.child.kill('SIGKILL');
-    await slow.exit();
+    await slow.stop('SIGKILL');
     expect(double.of('reportProvisioned', clusterId)).toEqual([]);
 
     // Restarted: the reconciliation at start and the redelivered event both reach the lease.

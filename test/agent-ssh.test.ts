@@ -4,17 +4,15 @@
 // logs in with the buyer's key and lands in the node's workspace; the
 // lease's revoke event ends the open session at once and refuses new logins.
 
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { startAgentProcess } from './support/agent-process.js';
+import type { AgentProcess } from './support/agent-process.js';
 import {
   finished,
   makeSshKey,
@@ -26,7 +24,6 @@ import {
 import type { SshKey, SshTarget } from './support/ssh-client.js';
 import { untilWith } from './support/until.js';
 
-const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'gpux-agent-ssh-')));
 const stateDir = join(scratch, 'state');
@@ -35,10 +32,10 @@ let key: SshKey;
 let stranger: SshKey;
 
 let double: ExchangeDouble;
-let agent: ChildProcess | undefined;
-let output = '';
+let agent: AgentProcess | undefined;
+const output = (): string => agent?.output() ?? '';
 
-const until = untilWith({ output: () => output });
+const until = untilWith({ output });
 
 beforeAll(async () => {
   key = makeSshKey(scratch, 'buyer');
@@ -48,7 +45,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  agent?.kill('SIGKILL');
+  await agent?.stop('SIGKILL');
   await double?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -56,23 +53,11 @@ afterAll(async () => {
 describe("a lease's SSH access through the agent", () => {
   it('logs the buyer into the node workspace, pinned to the reported host key; the revoke ends it', async () => {
     const clusterId = await double.addCluster(['ssh-1']);
-    agent = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: scratch,
-        EXCHANGE_GRPC_URL: double.url,
-        GPUX_TOKEN: double.token,
-        GPUX_CLUSTER_ID: clusterId,
-        NATS_URL,
-        PROVISIONER: 'simulated',
-        GPUX_SSH_LISTEN: '127.0.0.1:0',
-        GPUX_HEARTBEAT_SECONDS: '1',
-        GPUX_STATE_DIR: stateDir,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    agent = await startAgentProcess({
+      ...double.agentSettings(clusterId, stateDir),
+      HOME: scratch,
+      PROVISIONER: 'simulated',
     });
-    agent.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-    agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     await until('attach', () => double.of('attach', clusterId).length > 0);
 
     const lease = double.addLease(clusterId, ['ssh-1'], [key.publicKey]);
@@ -91,7 +76,7 @@ describe("a lease's SSH access through the agent", () => {
       as(key),
       'pwd; echo "$GPUX_LEASE_ID"; echo "token:${GPUX_TOKEN:-none}"',
     );
-    expect(login, output).toMatchObject({ code: 0 });
+    expect(login, output()).toMatchObject({ code: 0 });
     expect(login.stdout.split('\n')).toEqual([
       join(stateDir, 'workspaces', lease.lease_id, endpoint.user),
       lease.lease_id,
@@ -114,8 +99,6 @@ describe("a lease's SSH access through the agent", () => {
     await until('ReportRevoked', () => double.of('reportRevoked', clusterId).length === 1);
     expect((await runSsh(as(key), 'true')).code).toBe(255);
 
-    agent.kill('SIGTERM');
-    const [code] = (await once(agent, 'exit')) as [number | null];
-    expect(code).toBe(0);
+    expect(await agent.stop('SIGTERM'), output()).toBe(0);
   });
 });

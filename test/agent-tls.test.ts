@@ -3,25 +3,23 @@
 // certificate (GPUX_GRPC_CERT_FILE / GPUX_GRPC_KEY_FILE) to an exchange
 // double that requires one. Certificates are made here with openssl.
 
-import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ExchangeDouble } from './agent-exchange-double.js';
+import { startAgentProcess } from './support/agent-process.js';
+import type { AgentProcess } from './support/agent-process.js';
 
-const MAIN = fileURLToPath(new URL('../agent/dist/main.js', import.meta.url));
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const dir = mkdtempSync(join(tmpdir(), 'gpux-agent-tls-'));
 const file = (name: string): string => join(dir, name);
 
 let double: ExchangeDouble;
-let agent: ChildProcess | undefined;
+let agent: AgentProcess | undefined;
 
 function openssl(...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
@@ -81,7 +79,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  agent?.kill('SIGKILL');
+  await agent?.stop('SIGKILL');
   await double?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -89,33 +87,20 @@ afterAll(async () => {
 describe('agent over TLS', () => {
   it('verifies the exchange with its CA file and presents its client certificate', async () => {
     const clusterId = await double.addCluster(['tls-1']);
-    let output = '';
-    agent = spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: dir,
-        EXCHANGE_GRPC_URL: `https://${double.url}`,
-        GPUX_GRPC_CA_FILE: file('ca.pem'),
-        GPUX_GRPC_CERT_FILE: file('client.pem'),
-        GPUX_GRPC_KEY_FILE: file('client.key'),
-        GPUX_TOKEN: double.token,
-        GPUX_CLUSTER_ID: clusterId,
-        NATS_URL,
-        PROVISIONER: 'simulated',
-        GPUX_HEARTBEAT_SECONDS: '1',
-        GPUX_STATE_DIR: join(dir, 'state'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    agent = await startAgentProcess({
+      ...double.agentSettings(clusterId, join(dir, 'state')),
+      HOME: dir,
+      EXCHANGE_GRPC_URL: `https://${double.url}`,
+      GPUX_GRPC_CA_FILE: file('ca.pem'),
+      GPUX_GRPC_CERT_FILE: file('client.pem'),
+      GPUX_GRPC_KEY_FILE: file('client.key'),
+      PROVISIONER: 'simulated',
     });
-    agent.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-    agent.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     for (let i = 0; i < 400 && double.of('heartbeat', clusterId).length === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(double.of('attach', clusterId), output).toHaveLength(1);
-    expect(double.of('heartbeat', clusterId).length, output).toBeGreaterThan(0);
-    agent.kill('SIGTERM');
-    const [code] = (await once(agent, 'exit')) as [number | null];
-    expect(code).toBe(0);
+    expect(double.of('attach', clusterId), agent.output()).toHaveLength(1);
+    expect(double.of('heartbeat', clusterId).length, agent.output()).toBeGreaterThan(0);
+    expect(await agent.stop('SIGTERM'), agent.output()).toBe(0);
   });
 });

@@ -15,20 +15,11 @@ import { AGENT_SETTINGS } from '../agent/src/settings.js';
 import { EXCHANGE_SETTINGS } from '@gpux/exchange';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { freePort } from './support/net.js';
+
 const GPUX = fileURLToPath(new URL('../cli/bin/gpux.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpux-help-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Can `port` be bound on 127.0.0.1 (nothing holds it)? */
 async function isFree(port: number): Promise<boolean> {

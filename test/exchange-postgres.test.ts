@@ -4,90 +4,49 @@
 // database that keeps the resting order and the book; and a start refused on
 // a database whose applied migration was edited.
 
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
-
-import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Not part of the exchange's package (left out of its dist): listed by path in test/tsconfig.json.
 import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
+import { callApi } from './support/api.js';
+import type { ApiAnswer } from './support/api.js';
+import { runExchangeToExit, startExchangeProcess } from './support/exchange-process.js';
+import type { ExchangeProcess } from './support/exchange-process.js';
 
-const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 
 let database: ScratchDatabase | undefined;
-let databaseUrl = '';
-let child: ChildProcess | undefined;
-let base = '';
+let exchange: ExchangeProcess | undefined;
 
 async function startExchange(): Promise<void> {
-  const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      // No NATS here: the in-process bus on purpose.
-      GPUX_IN_PROCESS_BUS: '1',
-      GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
-      GPUX_DEMO: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let output = '';
-  base = await new Promise<string>((resolve, reject) => {
-    proc.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m?.[1] !== undefined) resolve(m[1]);
-    });
-    proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    proc.once('exit', (code) => reject(new Error(`exchange exited (${code}):\n${output}`)));
+  exchange = await startExchangeProcess({
+    DATABASE_URL: database?.url ?? '',
+    // No NATS here: the in-process bus on purpose.
+    GPUX_IN_PROCESS_BUS: '1',
+    GPUX_ADMIN_TOKEN: ADMIN_TOKEN,
+    GPUX_DEMO: '0',
   });
 }
 
 async function stopExchange(): Promise<number | null> {
-  if (child === undefined) return null;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  const [code] = (await exited) as [number | null];
-  child = undefined;
+  const code = (await exchange?.stop('SIGTERM')) ?? null;
+  exchange = undefined;
   return code;
 }
 
-async function call(
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+function call(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
+  return callApi(exchange?.url ?? '', method, path, token, body);
 }
 
 beforeAll(async () => {
   database = await createDatabase(uniqueDatabaseName('gpux_e2e'));
-  databaseUrl = database.url;
   await startExchange();
 }, 60_000);
 
 afterAll(async () => {
-  if (child !== undefined) child.kill('SIGKILL');
+  await exchange?.stop('SIGKILL');
   await database?.drop();
 });
 
@@ -220,22 +179,12 @@ describe('the exchange on a database whose applied migration was edited', () => 
     } finally {
       await c.end();
     }
-    const proc = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        GRPC_PORT: '0',
-        DATABASE_URL: edited.url,
-        GPUX_DEMO: '0',
-        GPUX_IN_PROCESS_BUS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, stderr } = await runExchangeToExit({
+      DATABASE_URL: edited.url,
+      GPUX_DEMO: '0',
+      GPUX_IN_PROCESS_BUS: '1',
     });
-    let stderr = '';
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.stdout.resume();
-    const [code] = (await once(proc, 'exit')) as [number | null];
-    expect(code).toBe(1);
+    expect(code, stderr).toBe(1);
     expect(stderr).toContain('0001_accounts_and_ledger.sql');
     expect(stderr).toMatch(/new migration/);
     expect(stderr).not.toMatch(/^\s+at /m);

@@ -19,7 +19,7 @@ import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject, V1Deployment, V1Namespace } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { planReconciliation } from '../agent/src/leases/reconcile-plan.js';
+import { localWorkspace, planReconciliation } from '../agent/src/leases/reconcile-plan.js';
 import { SILENT_LOGGER } from '../agent/src/logger.js';
 import type { Logger } from '../agent/src/logger.js';
 import type { LeaseSpec } from '../agent/src/provisioner/lease-spec.js';
@@ -41,15 +41,18 @@ import {
 } from '../agent/src/provisioner/kubernetes/objects.js';
 import { PodExecBackend } from '../agent/src/provisioner/kubernetes/pod-exec-backend.js';
 import type { LeaseAccess } from '../agent/src/provisioner/provisioner.js';
-import { AGENT_CLUSTER_RULES } from '../agent/src/provisioner/kubernetes/permissions.js';
 import { AdmissionWebhookServer } from '../agent/src/provisioner/kubernetes/webhook-server.js';
 import type { ExecHandle, SessionExit, ShellHandle } from '../agent/src/ssh/index.js';
 import { signServingCert, startK8sDouble } from './k8s-double/index.js';
 import type { K8sDouble, KObject, RecordedRequest } from './k8s-double/index.js';
+import {
+  AGENT_NAMESPACE,
+  AGENT_USER,
+  putAgentIdentity,
+  putGpuNodes,
+  putPlacementWebhook,
+} from './support/k8s-cluster.js';
 
-const AGENT_NS = 'gpux-system';
-const AGENT_SA = 'gpux-agent';
-const AGENT_USER = `system:serviceaccount:${AGENT_NS}:${AGENT_SA}`;
 const NODES = ['node-a', 'node-b', 'node-c', 'node-d', 'node-e', 'node-f'];
 const WORKSPACE = { image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', command: 'sleep infinity' };
 
@@ -173,13 +176,7 @@ async function reconcilePlan(
   return planReconciliation({
     listed: live.map((spec) => ({ spec, status })),
     asOfMs: Date.now(),
-    workspaces: workspaces.map((w) => ({
-      leaseId: w.leaseId,
-      startMs: w.lease?.startMs,
-      endMs: w.lease?.endMs,
-      ready: w.access !== undefined,
-      accessMadeMs: w.access?.madeMs,
-    })),
+    workspaces: workspaces.map(localWorkspace),
     tombstoned: new Set(),
     reportedAtMs,
     listSentAtMs: Date.now(),
@@ -230,47 +227,10 @@ class CrashingKube extends KubeClient {
 beforeAll(async () => {
   double = await startK8sDouble({});
   stateDir = mkdtempSync(join(tmpdir(), 'gpux-k8sprov-'));
-  for (const name of NODES) {
-    double.put({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-      spec: {},
-      status: {
-        allocatable: { 'nvidia.com/gpu': '8', cpu: '96', memory: '1Ti', pods: '110' },
-        capacity: { 'nvidia.com/gpu': '8' },
-        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
-      },
-    });
-  }
+  putGpuNodes(double, NODES);
   // The agent's own identity: a service account bound to AGENT_CLUSTER_RULES (deploy/agent).
-  double.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NS } });
-  double.put({
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: AGENT_SA, namespace: AGENT_NS },
-  });
-  double.put({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: 'gpux-agent' },
-    rules: AGENT_CLUSTER_RULES.map((r) => ({
-      apiGroups: [...r.apiGroups],
-      resources: [...r.resources],
-      verbs: [...r.verbs],
-    })),
-  });
-  double.put({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: 'gpux-agent' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpux-agent' },
-    subjects: [{ kind: 'ServiceAccount', name: AGENT_SA, namespace: AGENT_NS }],
-  });
   agentKubeconfig = new KubeConfig();
-  agentKubeconfig.loadFromString(
-    double.kubeconfigFor(double.mintToken(AGENT_NS, AGENT_SA, 86_400)),
-  );
+  agentKubeconfig.loadFromString(putAgentIdentity(double));
 
   // The agent's admission webhook, registered as deploy/agent registers it.
   const serving = signServingCert(double.certs, ['127.0.0.1']);
@@ -284,27 +244,7 @@ beforeAll(async () => {
     logger: SILENT_LOGGER,
   });
   const { port } = await webhook.start();
-  double.put({
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingWebhookConfiguration',
-    metadata: { name: 'gpux-pod-placement' },
-    webhooks: [
-      {
-        name: 'pod-placement.gpux.io',
-        clientConfig: {
-          url: `https://127.0.0.1:${port}/mutate-pods`,
-          caBundle: Buffer.from(double.caPem).toString('base64'),
-        },
-        rules: [
-          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
-        ],
-        failurePolicy: 'Fail',
-        namespaceSelector: { matchExpressions: [{ key: 'gpux.io/lease', operator: 'Exists' }] },
-        sideEffects: 'None',
-        admissionReviewVersions: ['v1'],
-      },
-    ],
-  });
+  putPlacementWebhook(double, port);
 });
 
 afterAll(async () => {
@@ -411,7 +351,7 @@ describe('the kubernetes provisioner against the API double (issue 13)', () => {
     expect(await codeOf(core.listNamespacedPod({ namespace: lease.namespace }))).toBe(200);
     expect(await codeOf(apps.listNamespacedDeployment({ namespace: lease.namespace }))).toBe(200);
     expect(await codeOf(core.listNamespacedPod({ namespace: 'default' }))).toBe(403);
-    expect(await codeOf(core.listNamespacedPod({ namespace: AGENT_NS }))).toBe(403);
+    expect(await codeOf(core.listNamespacedPod({ namespace: AGENT_NAMESPACE }))).toBe(403);
     expect(await codeOf(core.listNode())).toBe(403);
     expect(await codeOf(core.listNamespace())).toBe(403);
 

@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 // Not part of the exchange's package (left out of its dist): listed by path in test/tsconfig.json.
 import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
+import { callApi } from './support/api.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
@@ -66,34 +67,6 @@ async function exchange(url: string, instanceId = 'exchange'): Promise<ExchangeP
   return p;
 }
 
-interface Answer {
-  readonly status: number;
-  readonly json: Record<string, unknown>;
-  readonly retryAfter: string | null;
-}
-
-async function call(
-  p: ExchangeProcess,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<Answer> {
-  const res = await fetch(`${p.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return {
-    status: res.status,
-    json: (await res.json()) as Record<string, unknown>,
-    retryAfter: res.headers.get('retry-after'),
-  };
-}
-
 interface Market {
   readonly provider: string;
   readonly buyer: string;
@@ -102,19 +75,19 @@ interface Market {
 
 /** Through the owner: a provider with an `nodes`-node h100/us-east-1 cluster, and a buyer. */
 async function onboard(owner: ExchangeProcess, nodes: number): Promise<Market> {
-  const p = await call(owner, 'POST', '/v1/admin/accounts', ADMIN, {
+  const p = await callApi(owner, 'POST', '/v1/admin/accounts', ADMIN, {
     name: 'farm',
     organization: 'farm-inc',
     scopes: ['trade', 'read', 'leases', 'provider'],
   });
   expect(p.status).toBe(201);
-  const b = await call(owner, 'POST', '/v1/admin/accounts', ADMIN, {
+  const b = await callApi(owner, 'POST', '/v1/admin/accounts', ADMIN, {
     name: 'lab',
     organization: 'ai-lab',
     scopes: ['trade', 'read', 'leases'],
   });
   expect(b.status).toBe(201);
-  const c = await call(owner, 'POST', '/v1/admin/clusters', ADMIN, {
+  const c = await callApi(owner, 'POST', '/v1/admin/clusters', ADMIN, {
     provider_account_id: p.json['account_id'],
     gpu_type: 'h100',
     zone: 'us-east-1',
@@ -132,7 +105,7 @@ const SELL = { side: 'sell', gpu_type: 'h100', zone: 'us-east-1', duration_hours
 const BUY = { side: 'buy', gpu_type: 'h100', zone: 'us-east-1', gpu_count: 8, duration_hours: 1 };
 
 async function sell(owner: ExchangeProcess, m: Market, nodes: number): Promise<void> {
-  const r = await call(owner, 'POST', '/v1/orders', m.provider, {
+  const r = await callApi(owner, 'POST', '/v1/orders', m.provider, {
     ...SELL,
     gpu_count: 8 * nodes,
     limit_price: 2,
@@ -187,29 +160,29 @@ describe('one writer per database (docs/ownership.md)', () => {
     // The standby said so, in one line.
     expect(standby.output().match(/^standby on /gm)).toHaveLength(1);
 
-    expect((await call(owner, 'GET', '/readyz', '')).json).toEqual({
+    expect((await callApi(owner, 'GET', '/readyz', '')).json).toEqual({
       status: 'ready',
       role: 'owner',
     });
-    const notReady = await call(standby, 'GET', '/readyz', '');
+    const notReady = await callApi(standby, 'GET', '/readyz', '');
     expect(notReady.status).toBe(503);
     expect(notReady.retryAfter).not.toBeNull();
-    expect((await call(standby, 'GET', '/healthz', '')).status).toBe(200);
+    expect((await callApi(standby, 'GET', '/healthz', '')).status).toBe(200);
     expect(await attachCode(standby)).toBe(status.UNAVAILABLE);
 
     const m = await onboard(owner, 1);
     await sell(owner, m, 1);
     // The same market buy at both processes at once: the one node is sold once.
     const [a, b] = await Promise.all([
-      call(owner, 'POST', '/v1/orders', m.buyer, BUY),
-      call(standby, 'POST', '/v1/orders', m.buyer, BUY),
+      callApi(owner, 'POST', '/v1/orders', m.buyer, BUY),
+      callApi(standby, 'POST', '/v1/orders', m.buyer, BUY),
     ]);
     expect(a.status).toBe(200);
     expect(a.json['status']).toBe('filled');
     expect(b.status).toBe(503);
     expect((b.json['error'] as { code: string }).code).toBe('unavailable');
     expect(b.retryAfter).not.toBeNull();
-    const admin = await call(standby, 'GET', '/v1/admin/clusters', ADMIN);
+    const admin = await callApi(standby, 'GET', '/v1/admin/clusters', ADMIN);
     expect(admin.status).toBe(503);
 
     // A third process stands by on a role that may only read: any write it
@@ -233,7 +206,7 @@ describe('one writer per database (docs/ownership.md)', () => {
       expect(third.startedAs).toBe('standby');
       // Two of its polls and more: still standing by, nothing refused.
       await new Promise((r) => setTimeout(r, 1000));
-      expect((await call(third, 'GET', '/readyz', '')).status).toBe(503);
+      expect((await callApi(third, 'GET', '/readyz', '')).status).toBe(503);
       expect(third.output()).not.toMatch(/permission denied|"level":(40|50|60)/);
       const left = await client.query("SELECT 1 FROM idempotency_keys WHERE key = 'in-flight'");
       expect(left.rowCount).toBe(1);
@@ -256,21 +229,21 @@ describe('one writer per database (docs/ownership.md)', () => {
 
     owner.child.kill('SIGSTOP');
     await standby.waitFor(/listening on /);
-    const bought = await call(standby, 'POST', '/v1/orders', m.buyer, BUY);
+    const bought = await callApi(standby, 'POST', '/v1/orders', m.buyer, BUY);
     expect(bought.status).toBe(200);
     expect(bought.json['status']).toBe('filled');
     const orders = await countOrders(url);
 
     owner.child.kill('SIGCONT');
     // Its lease ran out by its own clock: it answers nothing before it knows.
-    const stale = await call(owner, 'POST', '/v1/orders', m.buyer, BUY);
+    const stale = await callApi(owner, 'POST', '/v1/orders', m.buyer, BUY);
     expect(stale.status).toBe(503);
     await owner.waitFor(/lost the market/);
-    expect((await call(owner, 'GET', '/readyz', '')).status).toBe(503);
+    expect((await callApi(owner, 'GET', '/readyz', '')).status).toBe(503);
     expect(await countOrders(url)).toBe(orders);
 
     // The market goes on at the new owner: the second node is still for sale.
-    const second = await call(standby, 'POST', '/v1/orders', m.buyer, BUY);
+    const second = await callApi(standby, 'POST', '/v1/orders', m.buyer, BUY);
     expect(second.json['status']).toBe('filled');
   });
 
@@ -299,7 +272,7 @@ describe('one writer per database (docs/ownership.md)', () => {
       for (let i = 0; !dead; i++) {
         const body = (i + k) % 2 === 0 ? BUY : { ...BUY, order_type: 'limit', limit_price: 1.5 };
         try {
-          const r = await call(owner, 'POST', '/v1/orders', m.buyer, body);
+          const r = await callApi(owner, 'POST', '/v1/orders', m.buyer, body);
           if (r.status === 200) {
             acknowledged.push({
               id: r.json['order_id'] as string,
@@ -323,7 +296,7 @@ describe('one writer per database (docs/ownership.md)', () => {
     expect(claims.rowCount).toBe(0);
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const a of acknowledged) {
-      const r = await call(standby, 'GET', `/v1/orders/${a.id}`, m.buyer);
+      const r = await callApi(standby, 'GET', `/v1/orders/${a.id}`, m.buyer);
       expect(r.status, a.id).toBe(200);
       expect(r.json['status'], a.id).toBe(a.status);
     }
@@ -338,7 +311,7 @@ describe('one writer per database (docs/ownership.md)', () => {
     await sell(owner, m, 1);
     expect(await owner.stop('SIGTERM')).toBe(0);
     await standby.waitFor(/listening on /);
-    const bought = await call(standby, 'POST', '/v1/orders', m.buyer, BUY);
+    const bought = await callApi(standby, 'POST', '/v1/orders', m.buyer, BUY);
     expect(bought.json['status']).toBe('filled');
   });
 });

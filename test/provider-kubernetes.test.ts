@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXEC_PROTOCOLS } from './k8s-double/index.js';
 import { K8sCluster } from './support/k8s-cluster.js';
 import { kubectlIn } from './support/kubectl.js';
-import { freePort } from './support/nats-server.js';
+import { freePort } from './support/net.js';
 import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
 import type { Kubectl } from './support/kubectl.js';
 import { ProviderStack } from './support/provider-stack.js';

@@ -8,7 +8,6 @@
 // the lease (D26) closes the open sessions, refuses new logins, removes the
 // kubeconfig and credits the refund in the ledger.
 
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +22,7 @@ import {
   writeKnownHosts,
 } from './support/ssh-client.js';
 import type { SshKey, SshTarget } from './support/ssh-client.js';
+import { inTmux } from './support/tmux.js';
 
 const ASK = 2.5;
 const HOURS = 2;
@@ -88,47 +88,22 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
   });
 
   it('a terminal on a pty under tmux follows window-change', async () => {
-    const socket = `gpux-path-${process.pid}`;
-    const tmux = (...args: string[]): string =>
-      execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
     const { endpoint, knownHosts } = target;
     const login = [
       'ssh',
       ...sshOptions(key, knownHosts, endpoint.port),
       `${endpoint.user}@${endpoint.host}`,
-    ]
-      .map((a) => `'${a}'`)
-      .join(' ');
-    tmux('new-session', '-d', '-s', 'lease', '-x', '100', '-y', '30', login);
-    try {
-      const pane = (): string => tmux('capture-pane', '-p', '-t', 'lease');
-      const typed = async (line: string, shows: RegExp): Promise<void> => {
-        tmux('send-keys', '-t', 'lease', line, 'Enter');
-        await stack.waitFor(`${line} → ${shows}`, () => shows.test(pane()));
-      };
-      await typed('echo "size=$(stty size) lease=$GPUX_LEASE_ID"', /size=30 100 lease=lse_\S+/);
-      expect(pane()).toContain(`lease=${leaseId}`);
-      tmux('resize-window', '-t', 'lease', '-x', '120', '-y', '40');
-      await typed('echo "resized=$(stty size)"', /resized=40 120/);
-      tmux('send-keys', '-t', 'lease', 'exit', 'Enter');
-      await stack.waitFor('the shell to exit', () => {
-        try {
-          tmux('has-session', '-t', 'lease');
-          return false;
-        } catch {
-          return true;
-        }
-      });
-    } finally {
-      try {
-        tmux('kill-server');
-      } catch {
-        // already gone with its last session
-      }
-    }
+    ];
+    const waitFor = (what: string, holds: () => boolean): Promise<boolean> =>
+      stack.waitFor(what, holds);
+    const size = { columns: 100, rows: 30 };
+    await inTmux(`gpux-path-${process.pid}`, login, size, waitFor, async (t) => {
+      await t.typed('echo "size=$(stty size) lease=$GPUX_LEASE_ID"', /size=30 100 lease=lse_\S+/);
+      expect(t.pane()).toContain(`lease=${leaseId}`);
+      t.resize(120, 40);
+      await t.typed('echo "resized=$(stty size)"', /resized=40 120/);
+      await t.exit();
+    });
   });
 
   it('the kubeconfig downloads as YAML (D28)', async () => {

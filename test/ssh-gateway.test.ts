@@ -38,7 +38,11 @@ import type {
   SshGatewayLimits,
 } from '../agent/src/ssh/index.js';
 
+import { freePort } from './support/net.js';
 import { SFTP_SERVER, requireProgram } from './support/prerequisites.js';
+import { isDead } from './support/processes.js';
+import { sshOptions } from './support/ssh-client.js';
+import { inTmux } from './support/tmux.js';
 import { untilWith } from './support/until.js';
 
 interface LogLine {
@@ -78,24 +82,6 @@ function run(cmd: string, args: readonly string[], input = ''): Promise<Run> {
 }
 
 const until = untilWith({ timeoutMs: 10_000, everyMs: 20 });
-
-/** Dead: no /proc entry, or a zombie waiting for init (which here reaps every few seconds). */
-function isDead(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
-}
 
 /** Connects to a local port and reads until the other side closes. */
 async function readFrom(port: number): Promise<string> {
@@ -160,33 +146,14 @@ function addLease(
   return { dir, backend };
 }
 
-/** OpenSSH takes the first value of an option, so LogLevel is a parameter. */
+/** The gateway's port and known_hosts unless given (support/ssh-client.ts's sshOptions). */
 function clientOptions(
   key: string,
   portNumber = port,
   hosts = knownHosts,
   logLevel = 'ERROR',
 ): string[] {
-  return [
-    '-F',
-    '/dev/null',
-    '-o',
-    'StrictHostKeyChecking=yes',
-    '-o',
-    `UserKnownHostsFile=${hosts}`,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'IdentityAgent=none',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    `LogLevel=${logLevel}`,
-    '-i',
-    key,
-    '-p',
-    String(portNumber),
-  ];
+  return sshOptions(key, hosts, portNumber, logLevel);
 }
 
 function ssh(
@@ -355,39 +322,14 @@ describe('sessions', () => {
   });
 
   it('interactive shell on a pty under tmux: stty size follows window-change', async () => {
-    const socket = `gpux-ssh-${process.pid}`;
-    const tmux = (...args: string[]): string =>
-      execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
-    const login = ['ssh', ...clientOptions(keys.alice), 'lse_a-0@127.0.0.1']
-      .map((a) => `'${a}'`)
-      .join(' ');
-    tmux('new-session', '-d', '-s', 'gw', '-x', '100', '-y', '30', login);
-    try {
-      const pane = (): string => tmux('capture-pane', '-p', '-t', 'gw');
-      const typed = async (line: string, shows: RegExp): Promise<void> => {
-        tmux('send-keys', '-t', 'gw', line, 'Enter');
-        await until(`${line} → ${shows}`, () => shows.test(pane()));
-      };
-      await typed('echo "size=$(stty size) home=$HOME"', /size=30 100 home=\S+/);
-      tmux('resize-window', '-t', 'gw', '-x', '120', '-y', '40');
-      await typed('echo "resized=$(stty size)"', /resized=40 120/);
-      await typed('tty', /\/dev\/pts\/\d+/);
-      tmux('send-keys', '-t', 'gw', 'exit', 'Enter');
-      await until('the shell to exit', () => {
-        try {
-          tmux('has-session', '-t', 'gw');
-          return false;
-        } catch {
-          return true;
-        }
-      });
-    } finally {
-      try {
-        tmux('kill-server');
-      } catch {
-        // already gone with its last session
-      }
-    }
+    const login = ['ssh', ...clientOptions(keys.alice), 'lse_a-0@127.0.0.1'];
+    await inTmux(`gpux-ssh-${process.pid}`, login, { columns: 100, rows: 30 }, until, async (t) => {
+      await t.typed('echo "size=$(stty size) home=$HOME"', /size=30 100 home=\S+/);
+      t.resize(120, 40);
+      await t.typed('echo "resized=$(stty size)"', /resized=40 120/);
+      await t.typed('tty', /\/dev\/pts\/\d+/);
+      await t.exit();
+    });
   });
 
   it('an endpoint still starting or unavailable: login works, sessions say why and exit', async () => {

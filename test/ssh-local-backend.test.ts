@@ -3,7 +3,7 @@
 // leftovers included), and forwards reach only the lease's own listeners.
 
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,18 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalWorkspaceBackend } from '../agent/src/ssh/index.js';
 import type { ExecHandle, SessionExit, ShellHandle } from '../agent/src/ssh/index.js';
 
+import { isDead } from './support/processes.js';
 import { untilWith } from './support/until.js';
 
 const until = untilWith({ timeoutMs: 10_000, everyMs: 20 });
-
-/** Dead: no /proc entry, or a zombie waiting for init to reap it. */
-function isDead(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
 
 function collect(stream: Readable): { text: string } {
   const out = { text: '' };

@@ -1,13 +1,9 @@
 // When the exchange cannot start, it says why through its logger (one JSON
 // line per record on stdout, pino's format) with the cause, and exits non-zero.
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
-import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 import { describe, expect, it } from 'vitest';
 
-const MAIN = fileURLToPath(new URL('../exchange/dist/main.js', import.meta.url));
+import { runExchangeToExit } from './support/exchange-process.js';
 
 interface Run {
   readonly code: number | null;
@@ -17,19 +13,12 @@ interface Run {
 }
 
 async function run(env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, [...EXCHANGE_NODE_FLAGS, MAIN], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const records = output
+  const { code, stdout, stderr } = await runExchangeToExit(env);
+  const records = stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { code, records, output };
+  return { code, records, output: stdout + stderr };
 }
 
 describe('the exchange failing to start', () => {

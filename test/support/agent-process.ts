@@ -31,7 +31,7 @@ export interface AgentProcess {
   /** The SSH gateway's port, from its `ssh gateway listening` line. */
   readonly sshPort: number;
   /** Everything printed so far (pino JSON lines and plain text), for failure messages. */
-  output(): string;
+  readonly output: () => string;
   /** The pino lines printed so far whose `msg` is `msg`. */
   logged(msg: string): Record<string, unknown>[];
   /** Resolves with the exit code (null after a signal) once the process has exited. */
@@ -66,22 +66,11 @@ function parseLines(text: string): Record<string, unknown>[] {
 }
 
 /**
- * Starts the agent with `settings` (PROVISIONER defaults to simulated,
- * LOG_LEVEL to info, which readiness needs). PATH and HOME come from this
- * process unless given.
+ * Spawns the agent with exactly `env` (nothing added, no readiness awaited;
+ * sshPort is 0): for settings it must refuse, or a PATH of the test's own.
  */
-export async function startAgentProcess(
-  settings: AgentSettings,
-  options: StartAgentOptions = {},
-): Promise<AgentProcess> {
-  const env: Record<string, string> = {
-    PATH: process.env['PATH'] ?? '',
-    HOME: process.env['HOME'] ?? settings.GPUX_STATE_DIR,
-    PROVISIONER: 'simulated',
-    LOG_LEVEL: 'info',
-    ...settings,
-  };
-  const launch = options.launch?.(env) ?? { command: process.execPath, args: [MAIN], env };
+export function spawnAgentProcess(env: Record<string, string>, launcher?: Launcher): AgentProcess {
+  const launch = launcher?.(env) ?? { command: process.execPath, args: [MAIN], env };
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,37 +79,11 @@ export async function startAgentProcess(
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exit = once(child, 'exit').then(([code]) => code as number | null);
-  const logged = (msg: string): Record<string, unknown>[] =>
-    parseLines(output).filter((l) => l['msg'] === msg);
-
-  let sshPort = 0;
-  if (options.waitReady !== false) {
-    const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
-    let exitedEarly = false;
-    void exit.then(() => (exitedEarly = true));
-    for (;;) {
-      const listening = logged(READY[0])[0];
-      if (listening !== undefined && logged(READY[1]).length > 0) {
-        sshPort = Number(listening['port']);
-        break;
-      }
-      if (exitedEarly) {
-        throw new Error(`agent exited (${String(child.exitCode)}) before ready:\n${output}`);
-      }
-      if (Date.now() > deadline) {
-        if (launch.kill !== undefined) launch.kill('SIGKILL');
-        else child.kill('SIGKILL');
-        throw new Error(`agent not ready in time:\n${output}`);
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   return {
     child,
-    sshPort,
+    sshPort: 0,
     output: () => output,
-    logged,
+    logged: (msg) => parseLines(output).filter((l) => l['msg'] === msg),
     exited: () => exit,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -129,4 +92,46 @@ export async function startAgentProcess(
       return exit;
     },
   };
+}
+
+/**
+ * Starts the agent with `settings` (PROVISIONER defaults to simulated,
+ * LOG_LEVEL to info, which readiness needs). PATH and HOME come from this
+ * process unless given.
+ */
+export async function startAgentProcess(
+  settings: AgentSettings,
+  options: StartAgentOptions = {},
+): Promise<AgentProcess> {
+  const agent = spawnAgentProcess(
+    {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? settings.GPUX_STATE_DIR,
+      PROVISIONER: 'simulated',
+      LOG_LEVEL: 'info',
+      ...settings,
+    },
+    options.launch,
+  );
+  if (options.waitReady === false) return agent;
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  let exitedEarly = false;
+  void agent.exited().then(() => (exitedEarly = true));
+  for (;;) {
+    const listening = agent.logged(READY[0])[0];
+    if (listening !== undefined && agent.logged(READY[1]).length > 0) {
+      return { ...agent, sshPort: Number(listening['port']) };
+    }
+    if (exitedEarly) {
+      throw new Error(
+        `agent exited (${String(agent.child.exitCode)}) before ready:\n${agent.output()}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      await agent.stop('SIGKILL');
+      throw new Error(`agent not ready in time:\n${agent.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

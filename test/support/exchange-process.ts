@@ -1,6 +1,7 @@
 // The built exchange as a real process (`node exchange/dist/main.js` with
 // the flags npm start uses), for end-to-end tests: started with the given
-// environment, its URL read from the banner, stopped by PID.
+// environment, its URL read from the banner, stopped by PID; or run until it
+// exits by itself (a start it refuses).
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { EXCHANGE_NODE_FLAGS } from '@gpux/exchange';
 
-import type { Launcher } from './launch.js';
+import type { Launch, Launcher } from './launch.js';
 
 const MAIN = fileURLToPath(new URL('../../exchange/dist/main.js', import.meta.url));
 
@@ -38,17 +39,45 @@ export interface StartOptions {
   readonly launch?: Launcher;
 }
 
+/** The exchange on free ports (HTTP and gRPC) with `env` added to this process's. */
+function launchExchange(env: NodeJS.ProcessEnv, launcher?: Launcher): Launch {
+  const settings = { HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', ...env };
+  return (
+    launcher?.(settings) ?? {
+      command: process.execPath,
+      args: [...EXCHANGE_NODE_FLAGS, MAIN],
+      env: { ...process.env, ...settings },
+    }
+  );
+}
+
+export interface ExchangeRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the exchange (as startExchangeProcess would) until it exits by itself: a start it refuses. */
+export async function runExchangeToExit(env: NodeJS.ProcessEnv): Promise<ExchangeRun> {
+  const launch = launchExchange(env);
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
 /** Starts the exchange on free ports (HTTP and gRPC) with `env` added to this process's. */
 export async function startExchangeProcess(
   env: NodeJS.ProcessEnv,
   o: StartOptions = {},
 ): Promise<ExchangeProcess> {
-  const settings = { HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', ...env };
-  const launch = o.launch?.(settings) ?? {
-    command: process.execPath,
-    args: [...EXCHANGE_NODE_FLAGS, MAIN],
-    env: { ...process.env, ...settings },
-  };
+  const launch = launchExchange(env, o.launch);
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     stdio: ['ignore', 'pipe', 'pipe'],

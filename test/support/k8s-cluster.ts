@@ -7,25 +7,94 @@
 // agent settings that go with them.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { AGENT_CLUSTER_RULES } from '../../agent/src/provisioner/kubernetes/permissions.js';
+import {
+  AGENT_CLUSTER_ROLE_NAME,
+  agentClusterRole,
+} from '../../agent/src/provisioner/kubernetes/permissions.js';
 import { signServingCert, startK8sDouble } from '../k8s-double/index.js';
 import type { K8sDouble, RecordedRequest } from '../k8s-double/index.js';
+import { freePort } from './net.js';
 
 export const AGENT_NAMESPACE = 'gpux-system';
 export const AGENT_SERVICE_ACCOUNT = 'gpux-agent';
 export const AGENT_USER = `system:serviceaccount:${AGENT_NAMESPACE}:${AGENT_SERVICE_ACCOUNT}`;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
+/** GPU nodes as GPU feature discovery labels them: 8 allocatable `nvidia.com/gpu` each, Ready. */
+export function putGpuNodes(
+  double: K8sDouble,
+  nodes: readonly string[],
+  gpuProduct = 'NVIDIA-H100-80GB-HBM3',
+): void {
+  for (const name of nodes) {
+    double.put({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name,
+        labels: { 'kubernetes.io/hostname': name, 'nvidia.com/gpu.product': gpuProduct },
+      },
+      spec: {},
+      status: {
+        allocatable: { 'nvidia.com/gpu': '8' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+      },
+    });
+  }
+}
+
+/**
+ * The agent's identity as deploy/agent installs it: its namespace, its
+ * ServiceAccount, a ClusterRole of AGENT_CLUSTER_RULES bound to it. Returns a
+ * kubeconfig (YAML) with a day's token of that service account.
+ */
+export function putAgentIdentity(double: K8sDouble): string {
+  double.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } });
+  double.put({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE },
+  });
+  double.put(agentClusterRole());
+  double.put({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'gpux-agent' },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: AGENT_CLUSTER_ROLE_NAME,
+    },
+    subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE }],
+  });
+  return double.kubeconfigFor(double.mintToken(AGENT_NAMESPACE, AGENT_SERVICE_ACCOUNT, 86_400));
+}
+
+/** The agent's pod-placement admission webhook, registered as deploy/agent registers it. */
+export function putPlacementWebhook(double: K8sDouble, port: number): void {
+  double.put({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'gpux-pod-placement' },
+    webhooks: [
+      {
+        name: 'pod-placement.gpux.io',
+        clientConfig: {
+          url: `https://127.0.0.1:${port}/mutate-pods`,
+          caBundle: Buffer.from(double.caPem).toString('base64'),
+        },
+        rules: [
+          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
+        ],
+        failurePolicy: 'Fail',
+        namespaceSelector: { matchExpressions: [{ key: 'gpux.io/lease', operator: 'Exists' }] },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
+  });
 }
 
 export class K8sCluster {
@@ -36,82 +105,17 @@ export class K8sCluster {
     readonly agentEnv: Record<string, string>,
   ) {}
 
-  static async start(
-    nodes: readonly string[],
-    gpuProduct = 'NVIDIA-H100-80GB-HBM3',
-  ): Promise<K8sCluster> {
+  static async start(nodes: readonly string[], gpuProduct?: string): Promise<K8sCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'gpux-k8s-cluster-'));
     const double = await startK8sDouble({});
-    for (const name of nodes) {
-      double.put({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: {
-          name,
-          labels: { 'kubernetes.io/hostname': name, 'nvidia.com/gpu.product': gpuProduct },
-        },
-        spec: {},
-        status: {
-          allocatable: { 'nvidia.com/gpu': '8' },
-          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
-        },
-      });
-    }
-    double.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } });
-    double.put({
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE },
-    });
-    double.put({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: 'gpux-agent' },
-      rules: AGENT_CLUSTER_RULES.map((r) => ({
-        apiGroups: [...r.apiGroups],
-        resources: [...r.resources],
-        verbs: [...r.verbs],
-      })),
-    });
-    double.put({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'gpux-agent' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'gpux-agent' },
-      subjects: [
-        { kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: AGENT_NAMESPACE },
-      ],
-    });
+    putGpuNodes(double, nodes, gpuProduct);
     const kubeconfig = join(dir, 'agent.kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      double.kubeconfigFor(double.mintToken(AGENT_NAMESPACE, AGENT_SERVICE_ACCOUNT, 86_400)),
-    );
+    writeFileSync(kubeconfig, putAgentIdentity(double));
     const serving = signServingCert(double.certs, ['127.0.0.1']);
     writeFileSync(join(dir, 'webhook.crt'), serving.certPem);
     writeFileSync(join(dir, 'webhook.key'), serving.keyPem, { mode: 0o600 });
     const webhookPort = await freePort();
-    double.put({
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingWebhookConfiguration',
-      metadata: { name: 'gpux-pod-placement' },
-      webhooks: [
-        {
-          name: 'pod-placement.gpux.io',
-          clientConfig: {
-            url: `https://127.0.0.1:${webhookPort}/mutate-pods`,
-            caBundle: Buffer.from(double.caPem).toString('base64'),
-          },
-          rules: [
-            { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] },
-          ],
-          failurePolicy: 'Fail',
-          namespaceSelector: { matchExpressions: [{ key: 'gpux.io/lease', operator: 'Exists' }] },
-          sideEffects: 'None',
-          admissionReviewVersions: ['v1'],
-        },
-      ],
-    });
+    putPlacementWebhook(double, webhookPort);
     return new K8sCluster(double, dir, {
       PROVISIONER: 'kubernetes',
       KUBECONFIG: kubeconfig,

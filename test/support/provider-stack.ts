@@ -28,11 +28,13 @@ import {
 } from '../../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../../exchange/src/db/testing/admin-database.js';
 import { startAgentProcess } from './agent-process.js';
-import type { AgentProcess, StartAgentOptions } from './agent-process.js';
+import type { AgentProcess, AgentSettings, StartAgentOptions } from './agent-process.js';
 import { startExchangeProcess } from './exchange-process.js';
 import type { ExchangeProcess } from './exchange-process.js';
 import type { Launcher } from './launch.js';
-import { freePort } from './nats-server.js';
+import { callApi } from './api.js';
+import type { ApiAnswer } from './api.js';
+import { freePort } from './net.js';
 import { until } from './until.js';
 
 /** This machine's NATS with JetStream (helper context "Services"). */
@@ -72,14 +74,6 @@ export interface Transaction {
   readonly kind: string;
   readonly amount: number;
   readonly lease_id: string | null;
-}
-
-export interface ApiAnswer {
-  readonly status: number;
-  /** The parsed JSON body; {} when the body is not JSON (see text). */
-  readonly json: Record<string, unknown>;
-  readonly text: string;
-  readonly contentType: string;
 }
 
 export class ProviderStack {
@@ -191,8 +185,8 @@ export class ProviderStack {
   }
 
   /** The agent's settings for this stack's cluster (README "The agent"). */
-  agentEnv(): Record<string, string> {
-    const env: Record<string, string> = {
+  agentEnv(): AgentSettings {
+    const env: AgentSettings = {
       EXCHANGE_GRPC_URL: this.grpcUrl,
       GPUX_TOKEN: this.provider.token,
       GPUX_CLUSTER_ID: this.clusterId,
@@ -204,8 +198,7 @@ export class ProviderStack {
       HOME: this.dir,
     };
     const ask = this.options.askPrice === undefined ? '2.50' : this.options.askPrice;
-    if (ask !== null) env['GPUX_ASK_PRICE'] = ask;
-    return { ...env, ...this.options.agentEnv };
+    return { ...env, ...(ask === null ? {} : { GPUX_ASK_PRICE: ask }), ...this.options.agentEnv };
   }
 
   /** Starts the agent (again: same state directory and SSH port), ready unless told not to wait. */
@@ -214,17 +207,8 @@ export class ProviderStack {
     options: StartAgentOptions = {},
   ): Promise<AgentProcess> {
     if (this.agent !== undefined) throw new Error('the agent is running');
-    const env = { ...this.agentEnv(), ...extraEnv };
     this.agent = await startAgentProcess(
-      {
-        ...env,
-        EXCHANGE_GRPC_URL: env['EXCHANGE_GRPC_URL'] ?? '',
-        GPUX_TOKEN: env['GPUX_TOKEN'] ?? '',
-        GPUX_CLUSTER_ID: env['GPUX_CLUSTER_ID'] ?? '',
-        NATS_URL: env['NATS_URL'] ?? '',
-        GPUX_STATE_DIR: env['GPUX_STATE_DIR'] ?? '',
-        GPUX_SSH_LISTEN: env['GPUX_SSH_LISTEN'] ?? '',
-      },
+      { ...this.agentEnv(), ...extraEnv },
       this.options.launch?.agent === undefined
         ? options
         : { launch: this.options.launch.agent, ...options },
@@ -240,23 +224,8 @@ export class ProviderStack {
   }
 
   /** One request to the exchange's REST API. */
-  async call(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // YAML (kubeconfig) or empty
-    }
-    return { status: res.status, json, text, contentType: res.headers.get('content-type') ?? '' };
+  call(method: string, path: string, token: string, body?: unknown): Promise<ApiAnswer> {
+    return callApi(this.url, method, path, token, body);
   }
 
   /** A call that must answer `status` (default 200/201); its JSON. */

@@ -48,13 +48,22 @@ export function writeKnownHosts(
   return file;
 }
 
-/** `ssh` arguments up to (not including) the destination: no config, pinned host key, this key only. */
-export function sshOptions(key: SshKey, knownHosts: string, port: number): string[] {
+/**
+ * `ssh` arguments up to (not including) the destination: no config, pinned
+ * host key, this key only (`key` or its private key file). OpenSSH takes the
+ * first value of an option, so LogLevel is a parameter.
+ */
+export function sshOptions(
+  key: SshKey | string,
+  knownHosts: string,
+  port: number,
+  logLevel = 'ERROR',
+): string[] {
   return [
     '-F',
     '/dev/null',
     '-i',
-    key.file,
+    typeof key === 'string' ? key : key.file,
     '-p',
     String(port),
     '-o',
@@ -68,7 +77,7 @@ export function sshOptions(key: SshKey, knownHosts: string, port: number): strin
     '-o',
     'BatchMode=yes',
     '-o',
-    'LogLevel=ERROR',
+    `LogLevel=${logLevel}`,
     '-o',
     'ConnectTimeout=10',
   ];

@@ -3,6 +3,7 @@
 // Events only start work early; this is what makes the two sides agree.
 
 import type { LeaseSpec } from '../provisioner/lease-spec.js';
+import type { Workspace } from '../provisioner/provisioner.js';
 
 export interface ListedLease {
   readonly spec: LeaseSpec;
@@ -19,6 +20,17 @@ export interface LocalWorkspace {
   readonly ready: boolean;
   /** When its access last changed on its own (a refreshed token, D28; agent clock). */
   readonly accessMadeMs?: number | undefined;
+}
+
+/** What the plan needs to know of a workspace the provisioner lists. */
+export function localWorkspace(w: Workspace): LocalWorkspace {
+  return {
+    leaseId: w.leaseId,
+    startMs: w.lease?.startMs,
+    endMs: w.lease?.endMs,
+    ready: w.access !== undefined,
+    accessMadeMs: w.access?.madeMs,
+  };
 }
 
 export interface ReconcileInput {

@@ -13,7 +13,7 @@ import type { Provisioner } from '../provisioner/provisioner.js';
 import type { ReportMarks } from '../state/report-marks.js';
 import type { Tombstones } from '../state/tombstones.js';
 import type { LeaseQueue, LeaseWork, LeaseWorkDone } from './lease-queue.js';
-import { planReconciliation } from './reconcile-plan.js';
+import { localWorkspace, planReconciliation } from './reconcile-plan.js';
 
 export interface ReconcileResult {
   readonly atMs: number;
@@ -65,13 +65,7 @@ export class Reconciler {
     const plan = planReconciliation({
       listed: live,
       asOfMs: listed.asOf?.getTime() ?? 0,
-      workspaces: workspaces.map((w) => ({
-        leaseId: w.leaseId,
-        startMs: w.lease?.startMs,
-        endMs: w.lease?.endMs,
-        ready: w.access !== undefined,
-        accessMadeMs: w.access?.madeMs,
-      })),
+      workspaces: workspaces.map(localWorkspace),
       tombstoned: new Set(ids.filter((id) => this.o.tombstones.has(id))),
       reportedAtMs: new Map(
         this.o.reports.leaseIds().map((id) => [id, this.o.reports.get(id)?.atMs ?? 0] as const),

@@ -26,6 +26,21 @@ import { SUBJECTS, agentConsumerName, agentInboxPrefix } from '@gpux/shared';
 import { ExchangeError } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 
+/**
+ * The sell order the exchange makes of a PublishSell at `nowMs`: its window
+ * from now; D12: it leaves the book when no 1 h lease fits what is left.
+ */
+export function sellOrderOf(orderId: string, req: PublishSellRequest, nowMs: number): SellOrder {
+  return {
+    orderId,
+    nodes: req.nodes,
+    priceCents: req.priceCents,
+    windowEnd: new Date(nowMs + req.windowHours * 3_600_000),
+    expiresAt: new Date(nowMs + (req.windowHours - 1) * 3_600_000),
+    remainingNodes: req.nodes,
+  };
+}
+
 export interface Call {
   readonly method: string;
   readonly request: unknown;
@@ -101,15 +116,7 @@ export class FakeExchange implements ExchangeApi {
     if (this.refusal !== undefined) {
       return Promise.resolve({ result: { $case: 'refusal', value: this.refusal } });
     }
-    const now = Date.now();
-    const order: SellOrder = {
-      orderId: `ord_${this.nextOrder++}`,
-      nodes: req.nodes,
-      priceCents: req.priceCents,
-      windowEnd: new Date(now + req.windowHours * 3_600_000),
-      expiresAt: new Date(now + (req.windowHours - 1) * 3_600_000),
-      remainingNodes: req.nodes,
-    };
+    const order = sellOrderOf(`ord_${this.nextOrder++}`, req, Date.now());
     this.sells.push(order);
     return Promise.resolve({ result: { $case: 'order', value: order } });
   }

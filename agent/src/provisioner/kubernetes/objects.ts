@@ -18,7 +18,7 @@ import type {
 } from '@kubernetes/client-node';
 
 import type { LeaseSpec } from '../lease-spec.js';
-import { LEASE_ROLE_RULES } from './permissions.js';
+import { LEASE_ROLE_RULES, ruleObjects } from './permissions.js';
 
 /** The label on every object of a lease, on its namespace and on its nodes (with its taint). */
 export const LEASE_LABEL = 'gpux.io/lease';
@@ -196,11 +196,7 @@ export function roleObject(lease: LeaseSpec): V1Role {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
     metadata: meta(lease, NAMES.role),
-    rules: LEASE_ROLE_RULES.map((r) => ({
-      apiGroups: [...r.apiGroups],
-      resources: [...r.resources],
-      verbs: [...r.verbs],
-    })),
+    rules: ruleObjects(LEASE_ROLE_RULES),
   };
 }
 

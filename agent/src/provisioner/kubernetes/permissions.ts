@@ -124,3 +124,35 @@ export function allows(
       (r.verbs.includes(verb) || r.verbs.includes('*')),
   );
 }
+
+/** Rules as an object of the API holds them (mutable copies). */
+export type RuleObject = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+export function ruleObjects(rules: readonly PolicyRule[]): RuleObject[] {
+  return rules.map((r) => ({
+    apiGroups: [...r.apiGroups],
+    resources: [...r.resources],
+    verbs: [...r.verbs],
+  }));
+}
+
+export const AGENT_CLUSTER_ROLE_NAME = 'gpux-agent';
+
+/**
+ * The agent's ClusterRole object: what deploy/agent/cluster-role.yaml holds
+ * (`npm run gen` writes that file from this), and what the tests install in
+ * the Kubernetes API double.
+ */
+export function agentClusterRole(): {
+  apiVersion: 'rbac.authorization.k8s.io/v1';
+  kind: 'ClusterRole';
+  metadata: { name: string };
+  rules: RuleObject[];
+} {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: AGENT_CLUSTER_ROLE_NAME },
+    rules: ruleObjects(AGENT_CLUSTER_RULES),
+  };
+}
