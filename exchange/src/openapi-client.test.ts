@@ -109,6 +109,8 @@ export async function trade(): Promise<string[]> {
       case 'lease_refund':
       case 'lease_failed':
       case 'resale_refund':
+      case 'adjustment':
+      case 'payout':
         seen.push(t.transaction_kind, t.kind, t.created_at);
         break;
       default: {

@@ -31,6 +31,7 @@ export const GRPC_STATUS_OF_ERROR = {
   order_already_filled: status.FAILED_PRECONDITION,
   lease_not_active: status.FAILED_PRECONDITION,
   lease_not_ready: status.FAILED_PRECONDITION,
+  lease_not_provisioning: status.FAILED_PRECONDITION,
   insufficient_liquidity: status.FAILED_PRECONDITION,
   insufficient_capacity: status.FAILED_PRECONDITION,
   self_trade_prevented: status.FAILED_PRECONDITION,

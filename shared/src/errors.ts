@@ -33,7 +33,8 @@ export const ERROR_CODES = {
   },
   insufficient_funds: {
     status: 402,
-    meaning: 'The order would take the account past its credit limit.',
+    meaning:
+      'The order would take the account past its credit limit, or a payout is above the balance.',
     decision: 'D3',
   },
   forbidden: {
@@ -65,6 +66,11 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'The lease is still provisioning; its access details do not exist yet.',
     decision: 'D20',
+  },
+  lease_not_provisioning: {
+    status: 409,
+    meaning: 'Only a lease still provisioning can be failed; this one is not.',
+    decision: 'D25',
   },
   insufficient_liquidity: {
     status: 409,

@@ -9,6 +9,7 @@ import { fieldError, newId } from '@gpux/shared';
 
 import type { Operator } from '../auth/authenticate.js';
 import type { Queryable } from '../db/database.js';
+import type { AuditRow } from '../market/change-set.js';
 
 /** What an operator can do, as the audit log names it: `<target>.<verb>`. */
 export const AUDIT_ACTIONS = [
@@ -19,11 +20,15 @@ export const AUDIT_ACTIONS = [
   'token.issue',
   'token.revoke',
   'cluster.create',
+  'lease.fail',
+  'lease.revoke',
+  'account.adjustment',
+  'account.payout',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What an action changes. */
-export const AUDIT_TARGET_TYPES = ['account', 'cluster'] as const;
+export const AUDIT_TARGET_TYPES = ['account', 'cluster', 'lease'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 /** A reason an operator gives: required on the state-changing calls, bounded. */
@@ -51,25 +56,43 @@ export interface AuditRecord {
   readonly after: AuditState | null;
 }
 
+/**
+ * The row of `r`, for a book's write batch to commit with the change it
+ * records (ChangeSet.audits: a lease action is made by the book's writer).
+ */
+export function auditRow(r: AuditRecord): AuditRow {
+  return {
+    id: newId('aud_'),
+    actor: r.operator.actor,
+    actor_token_id: r.operator.tokenId,
+    action: r.action,
+    target_type: r.targetType,
+    target_id: r.targetId,
+    reason: r.reason,
+    before: r.before,
+    after: r.after,
+  };
+}
+
 /** Writes the row; call it inside the transaction of the change it records. */
 export async function recordAudit(tx: Queryable, r: AuditRecord): Promise<string> {
-  const id = newId('aud_');
+  const row = auditRow(r);
   await tx.query(
     `INSERT INTO audit_log (id, actor, actor_token_id, action, target_type, target_id, reason, before, after)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)`,
     [
-      id,
-      r.operator.actor,
-      r.operator.tokenId,
-      r.action,
-      r.targetType,
-      r.targetId,
-      r.reason,
+      row.id,
+      row.actor,
+      row.actor_token_id,
+      row.action,
+      row.target_type,
+      row.target_id,
+      row.reason,
       r.before === null ? null : JSON.stringify(r.before),
       r.after === null ? null : JSON.stringify(r.after),
     ],
   );
-  return id;
+  return row.id;
 }
 
 export interface AuditEntry {

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { OPEN_TIMEOUT_MS, TEST_ENGINES } from '../db/testing/fresh-database.js';
-import { PLATFORM_ACCOUNT_ID, balanceOf, ledgerTotal } from './ledger.js';
-import { fillPostings } from './postings.js';
+import { PAYOUTS_ACCOUNT_ID, PLATFORM_ACCOUNT_ID, balanceOf, ledgerTotal } from './ledger.js';
+import type { Posting, TransactionKind } from './ledger.js';
+import { adjustmentPostings, fillPostings, payoutPostings } from './postings.js';
 import { postTransaction as post } from './testing/post-transaction.js';
 
 const ACCOUNTS = ['acc_a', 'acc_b', 'acc_c', 'acc_d'];
@@ -60,6 +61,61 @@ describe.each(TEST_ENGINES)('the ledger on %s (D3)', (_name, open) => {
         },
       ),
       { seed: 11, numRuns: 15 },
+    );
+  });
+
+  it('after any mix of fills, adjustments and payouts, still sums to zero (issue 21)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.record({
+              kind: fc.constant('lease_charge' as const),
+              buyer: fc.constantFrom(...ACCOUNTS),
+              seller: fc.constantFrom(...ACCOUNTS),
+              cents: fc.integer({ min: 1, max: 10_000_000 }),
+            }),
+            fc.record({
+              kind: fc.constant('adjustment' as const),
+              buyer: fc.constantFrom(...ACCOUNTS),
+              seller: fc.constant(''),
+              cents: fc.integer({ min: -1_000_000, max: 1_000_000 }).filter((c) => c !== 0),
+            }),
+            fc.record({
+              kind: fc.constant('payout' as const),
+              buyer: fc.constant(''),
+              seller: fc.constantFrom(...ACCOUNTS),
+              cents: fc.integer({ min: 1, max: 1_000_000 }),
+            }),
+          ),
+          { minLength: 1, maxLength: 10 },
+        ),
+        async (moves) => {
+          const before = new Map<string, number>();
+          for (const a of [...ACCOUNTS, PLATFORM_ACCOUNT_ID, PAYOUTS_ACCOUNT_ID]) {
+            before.set(a, await balanceOf(db, a));
+          }
+          const expected = new Map(before);
+          for (const m of moves) {
+            const postings: Posting[] =
+              m.kind === 'lease_charge'
+                ? fillPostings(m.buyer, m.seller, m.cents)
+                : m.kind === 'adjustment'
+                  ? adjustmentPostings(m.buyer, m.cents)
+                  : payoutPostings(m.seller, m.cents);
+            const kind: TransactionKind = m.kind;
+            await db.transaction((tx) => post(tx, { id: `txn_${++txn}`, kind, postings }));
+            for (const p of postings) {
+              expected.set(p.accountId, (expected.get(p.accountId) ?? 0) + p.amountCents);
+            }
+          }
+          expect(await ledgerTotal(db)).toBe(0);
+          for (const [account, cents] of expected) {
+            expect(await balanceOf(db, account)).toBe(cents);
+          }
+        },
+      ),
+      { seed: 21, numRuns: 15 },
     );
   });
 

@@ -9,6 +9,14 @@ import type { Queryable } from '../db/database.js';
 /** The platform's own account: both fees go there (D2). */
 export const PLATFORM_ACCOUNT_ID = 'acc_platform';
 
+/**
+ * Money paid out of the exchange to providers (issue 21, docs/api/admin.md):
+ * the other side of every payout, so the ledger still sums to zero. Its
+ * balance is everything ever paid out. Made, in the platform's organization,
+ * by the first payout (ledger/admin-postings.ts).
+ */
+export const PAYOUTS_ACCOUNT_ID = 'acc_payouts';
+
 /** What each ledger entry (one account's side of a movement of money) is. */
 export const ENTRY_KINDS = [
   /** Buyer pays the compute cost of a fill. */
@@ -26,6 +34,10 @@ export const ENTRY_KINDS = [
   'refund_reversal',
   /** The platform gives back its fee on refunded time (D26) or on a failed lease (D25). */
   'fee_refund',
+  /** An operator's credit (an outage, goodwill) or correction, and the platform's side of it. */
+  'adjustment',
+  /** A provider's earnings paid out of the exchange, and the payouts account's side of it. */
+  'payout',
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
@@ -39,6 +51,10 @@ export const TRANSACTION_KINDS = [
   'lease_failed',
   /** A resold lease: the reseller is refunded the hours nobody uses (D27). */
   'resale_refund',
+  /** An operator credited (or debited) an account against the platform's account. */
+  'adjustment',
+  /** An operator recorded a payout of a provider's earnings. */
+  'payout',
 ] as const;
 export type TransactionKind = (typeof TRANSACTION_KINDS)[number];
 

@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { LedgerError, PLATFORM_ACCOUNT_ID, assertBalanced } from './ledger.js';
-import { failurePostings, fillPostings, refundPostings } from './postings.js';
+import { LedgerError, PAYOUTS_ACCOUNT_ID, PLATFORM_ACCOUNT_ID, assertBalanced } from './ledger.js';
+import {
+  adjustmentPostings,
+  failurePostings,
+  fillPostings,
+  payoutPostings,
+  refundPostings,
+} from './postings.js';
 
 const cents = fc.integer({ min: 1, max: 50_000_000_000 });
 
@@ -85,5 +91,40 @@ describe('refundPostings (D26) and failurePostings (D25)', () => {
     expect(of('buyer')).toBe(11_000);
     expect(of('seller')).toBe(-9_000);
     expect(of(PLATFORM_ACCOUNT_ID)).toBe(-2_000);
+  });
+});
+
+describe('an operator’s adjustments and payouts (docs/api/admin.md)', () => {
+  it('an adjustment moves the amount between the account and the platform, either way', () => {
+    fc.assert(
+      fc.property(cents, fc.boolean(), (c, credit) => {
+        const amount = credit ? c : -c;
+        const ps = adjustmentPostings('acc_x', amount);
+        assertBalanced(ps);
+        expect(ps).toEqual([
+          { accountId: 'acc_x', kind: 'adjustment', amountCents: amount },
+          { accountId: PLATFORM_ACCOUNT_ID, kind: 'adjustment', amountCents: -amount },
+        ]);
+      }),
+      { seed: 21, numRuns: 200 },
+    );
+    expect(() => adjustmentPostings('acc_x', 0)).toThrow(LedgerError);
+    expect(() => adjustmentPostings(PLATFORM_ACCOUNT_ID, 100)).toThrow(LedgerError);
+  });
+
+  it('a payout takes a positive amount out of the account into the payouts account', () => {
+    fc.assert(
+      fc.property(cents, (c) => {
+        const ps = payoutPostings('acc_x', c);
+        assertBalanced(ps);
+        expect(ps).toEqual([
+          { accountId: 'acc_x', kind: 'payout', amountCents: -c },
+          { accountId: PAYOUTS_ACCOUNT_ID, kind: 'payout', amountCents: c },
+        ]);
+      }),
+      { seed: 22, numRuns: 200 },
+    );
+    for (const bad of [0, -1]) expect(() => payoutPostings('acc_x', bad)).toThrow(LedgerError);
+    expect(() => payoutPostings(PAYOUTS_ACCOUNT_ID, 100)).toThrow(LedgerError);
   });
 });

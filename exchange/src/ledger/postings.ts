@@ -5,7 +5,7 @@
 import { PLATFORM_FEE_PERCENT, splitFee } from '@gpux/shared';
 import type { Cents } from '@gpux/shared';
 
-import { PLATFORM_ACCOUNT_ID } from './ledger.js';
+import { LedgerError, PAYOUTS_ACCOUNT_ID, PLATFORM_ACCOUNT_ID } from './ledger.js';
 import type { Posting } from './ledger.js';
 
 function nonZero(postings: Posting[]): Posting[] {
@@ -70,4 +70,35 @@ export function failurePostings(
     },
     { accountId: PLATFORM_ACCOUNT_ID, kind: 'fee_refund', amountCents: -2 * feeCents },
   ]);
+}
+
+/**
+ * An operator's adjustment (docs/api/admin.md): `cents` to the account
+ * (positive: a credit, an outage's or goodwill's; negative: a correction),
+ * the platform's account on the other side.
+ */
+export function adjustmentPostings(accountId: string, cents: Cents): Posting[] {
+  if (cents === 0) throw new LedgerError('an adjustment moves money: it cannot be 0');
+  if (accountId === PLATFORM_ACCOUNT_ID || accountId === PAYOUTS_ACCOUNT_ID) {
+    throw new LedgerError(`${accountId} cannot be adjusted against the platform`);
+  }
+  return [
+    { accountId, kind: 'adjustment', amountCents: cents },
+    { accountId: PLATFORM_ACCOUNT_ID, kind: 'adjustment', amountCents: -cents },
+  ];
+}
+
+/**
+ * A payout (docs/api/admin.md): `cents` of the account's earnings leave the
+ * exchange; the payouts account holds what was paid out.
+ */
+export function payoutPostings(accountId: string, cents: Cents): Posting[] {
+  if (cents <= 0) throw new LedgerError('a payout is a positive amount');
+  if (accountId === PLATFORM_ACCOUNT_ID || accountId === PAYOUTS_ACCOUNT_ID) {
+    throw new LedgerError(`${accountId} is not paid out`);
+  }
+  return [
+    { accountId, kind: 'payout', amountCents: -cents },
+    { accountId: PAYOUTS_ACCOUNT_ID, kind: 'payout', amountCents: cents },
+  ];
 }

@@ -25,12 +25,19 @@ import { refuse } from './refusal.js';
 import type { Refusal } from './refusal.js';
 import { inputOf, statusOf, syncBookColumns } from './rows.js';
 import type { FillRow, OrderRow } from './rows.js';
-import type { CancelOutcome, PlaceOutcome, ResellOutcome, TerminateOutcome } from './outcomes.js';
+import type {
+  CancelOutcome,
+  OperatorLeaseOutcome,
+  PlaceOutcome,
+  ResellOutcome,
+  TerminateOutcome,
+} from './outcomes.js';
 
 export type { LiveLease };
 
 export type {
   CancelOutcome,
+  OperatorLeaseOutcome,
   PlaceOutcome,
   Placed,
   ResellOutcome,
@@ -152,6 +159,48 @@ export class BookState implements LeaseHost {
       }
       const refund = this.leaseBook.terminate(this, live, now);
       return { ok: true, lease: { ...live.row }, terminatedAt: now, refund };
+    });
+  }
+
+  /**
+   * An operator ends a live lease, whoever holds it (docs/api/admin.md):
+   * `fail` a lease still provisioning, with D25's full refund, as the
+   * provisioning timeout does (refused lease_not_provisioning otherwise);
+   * `revoke` a provisioning or active one, with D26's refund of the rest, as
+   * a termination does. Either way the agent is told to revoke its access.
+   * A lease sold ahead (D27) is the buyer's from its transfer: refused.
+   */
+  operatorEnd(
+    leaseId: string,
+    action: 'fail' | 'revoke',
+    now: number,
+    changes: ChangeSet,
+  ): OperatorLeaseOutcome {
+    const live = this.leases.get(leaseId);
+    if (live === undefined) return notActive(leaseId);
+    return this.command(changes, (): OperatorLeaseOutcome => {
+      this.advance(now);
+      // The lease may have ended (expired, timed out) while the clock advanced.
+      if (!this.leases.has(leaseId)) return notActive(leaseId);
+      if (BookLeases.soldAhead(live)) {
+        return refuse(
+          'lease_not_active',
+          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()}`,
+        );
+      }
+      const before = { ...live.row };
+      if (action === 'fail') {
+        if (live.row.status !== 'provisioning') {
+          return refuse(
+            'lease_not_provisioning',
+            `lease ${leaseId} is ${live.row.status}, not provisioning: revoke it instead`,
+          );
+        }
+        this.leaseBook.fail(this, live, now);
+      } else {
+        this.leaseBook.terminate(this, live, now);
+      }
+      return { ok: true, before, lease: { ...live.row } };
     });
   }
 

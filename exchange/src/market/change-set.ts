@@ -12,6 +12,19 @@ import type { LedgerTransaction } from '../ledger/ledger.js';
 import { LEASE_MUTABLE_COLUMNS, ORDER_COLUMNS, ORDER_MUTABLE_COLUMNS } from './rows.js';
 import type { FillRow, LeaseNodeRow, LeaseRow, OrderRow, OutboxRow } from './rows.js';
 
+/** One row of audit_log, as admin/audit.ts's auditRow makes it. */
+export interface AuditRow {
+  readonly id: string;
+  readonly actor: string;
+  readonly actor_token_id: string | null;
+  readonly action: string;
+  readonly target_type: string;
+  readonly target_id: string;
+  readonly reason: string | null;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
 const set = (cols: readonly string[]): string => cols.map((c) => `${c} = EXCLUDED.${c}`).join(', ');
 
 /** Every batch statement starts with this comment (it shows in pg_stat_activity). */
@@ -58,6 +71,12 @@ const PARTS: readonly string[] = [
       FROM json_to_recordset($::json)
         AS x(account_id text, key text, status_code integer, response_body text, created_ms bigint)
      WHERE k.account_id = x.account_id AND k.key = x.key AND k.created_ms = x.created_ms`,
+  // Issue 21: an operator's lease action is audit-logged by the batch that makes it (admin/audit.ts).
+  `INSERT INTO audit_log (id, actor, actor_token_id, action, target_type, target_id, reason, before, after)
+    SELECT id, actor, actor_token_id, action, target_type, target_id, reason, before, after
+      FROM json_to_recordset($::json)
+        AS x(id text, actor text, actor_token_id text, action text, target_type text,
+             target_id text, reason text, before jsonb, after jsonb)`,
 ];
 
 const statements = new Map<number, string>();
@@ -116,6 +135,8 @@ export class ChangeSet {
   readonly nodes: { id: string; status: 'available' | 'online' | 'offline' }[] = [];
   /** New leases whose buyer's SSH keys are copied in this batch (D32). */
   readonly keySnapshots: { lease_id: string; account_id: string }[] = [];
+  /** Audit rows of the operators' actions this batch makes (issue 21, admin/audit.ts). */
+  readonly audits: AuditRow[] = [];
 
   get empty(): boolean {
     return (
@@ -127,7 +148,8 @@ export class ChangeSet {
       this.holds.size === 0 &&
       this.answers.length === 0 &&
       this.keySnapshots.length === 0 &&
-      this.nodes.length === 0
+      this.nodes.length === 0 &&
+      this.audits.length === 0
     );
   }
 
@@ -146,6 +168,7 @@ export class ChangeSet {
       all.answers.push(...s.answers);
       all.keySnapshots.push(...s.keySnapshots);
       all.nodes.push(...s.nodes);
+      all.audits.push(...s.audits);
     }
     return all;
   }
@@ -202,6 +225,7 @@ export class ChangeSet {
       this.keySnapshots,
       this.nodes,
       this.answers,
+      this.audits,
     ];
     let mask = 0;
     const params: string[] = [];

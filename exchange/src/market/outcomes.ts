@@ -39,3 +39,7 @@ export type TerminateOutcome =
       readonly refund: Refund;
     }
   | Refusal;
+
+/** An operator failed or revoked a lease (docs/api/admin.md): the lease before and after. */
+export type OperatorLeaseOutcome =
+  { readonly ok: true; readonly before: LeaseRow; readonly lease: LeaseRow } | Refusal;

@@ -13,6 +13,7 @@ export type RefusalCode =
   | 'insufficient_funds'
   | 'lease_not_active'
   | 'lease_not_ready'
+  | 'lease_not_provisioning'
   | 'order_already_filled'
   | 'not_found';
 

@@ -277,6 +277,33 @@ describe('every endpoint, in each of its forms', () => {
     await ok(admin('GET', `/v1/admin/audit?target_id=${managed.accountId}`));
     await ok(admin('GET', `/v1/admin/orders/${bid['order_id'] as string}`));
     await ok(admin('GET', `/v1/admin/leases/${provisioning}`));
+    // An operator fails one lease and revokes another, in a book of their own.
+    const OPS = { gpu_type: 'b200', zone: 'us-west-1' } as const;
+    await ex.cluster(provider, 2, OPS.gpu_type, OPS.zone);
+    await ok(
+      post(
+        '/v1/orders',
+        { ...OPS, side: 'sell', gpu_count: 16, duration_hours: 24, limit_price: 2 },
+        provider,
+      ),
+    );
+    const lessee = await ex.account('lessee');
+    const lease = async (): Promise<string> =>
+      (
+        await ok(
+          post('/v1/orders', { ...OPS, side: 'buy', gpu_count: 8, duration_hours: 2 }, lessee),
+        )
+      )['lease_id'] as string;
+    const [stuck, live] = [await lease(), await lease()];
+    await ok(admin('POST', `/v1/admin/leases/${stuck}/fail`, { reason: 'r' }));
+    await ok(admin('POST', `/v1/admin/leases/${live}/revoke`, { reason: 'r' }));
+    // Money: a ledger, an adjustment, a payout.
+    await ok(admin('GET', `${at}/transactions`));
+    await ok(admin('POST', `${at}/adjustments`, { amount: 5, reason: 'r' }), 201);
+    await ok(
+      admin('POST', `/v1/admin/accounts/${provider.accountId}/payouts`, { amount: 1, reason: 'r' }),
+      201,
+    );
   });
 
   it('answers errors in the D19 envelope, each serialized as built', async () => {

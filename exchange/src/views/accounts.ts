@@ -53,7 +53,7 @@ export const TransactionsSchema = Type.Object(
         transaction_id: Type.String(),
         transaction_kind: StringEnum(TRANSACTION_KINDS, {
           description:
-            'What the movement of money was: a fill’s charge, a termination’s refund, a failed lease’s refund, a resale’s refund.',
+            'What the movement of money was: a fill’s charge, a termination’s refund, a failed lease’s refund, a resale’s refund, an operator’s adjustment (a credit or correction), a payout of earnings.',
         }),
         kind: StringEnum(ENTRY_KINDS, {
           description: 'This account’s side of it (docs/api/accounts.md).',
