@@ -16,6 +16,8 @@ const output = (): string => exchange.output();
 beforeAll(async () => {
   // The embedded default (D34): PGlite in a folder of its own.
   exchange = await startExchangeProcess({
+    // info: stdout carries log records, which must be all it carries.
+    LOG_LEVEL: 'info',
     DATABASE_URL: '',
     GPUX_DATA_DIR: mkdtempSync(join(tmpdir(), 'gpux-start-')),
   });
@@ -55,6 +57,19 @@ describe('exchange process', () => {
       organization: 'demo-buyers',
       balance: 0,
     });
+  });
+
+  it('keeps stdout for the JSON log records: the banner is on stderr', async () => {
+    await exchange.waitFor(/demo buyer token/);
+    await fetch(`${baseUrl}/v1/nowhere`);
+    const out = exchange
+      .stdout()
+      .split('\n')
+      .filter((l) => l !== '');
+    expect(out.length).toBeGreaterThan(0);
+    for (const line of out) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+    expect(exchange.stdout()).not.toMatch(/listening on|demo buyer token/);
+    expect(exchange.output()).toMatch(/listening on http/);
   });
 
   it('serves /healthz over HTTP', async () => {

@@ -271,12 +271,14 @@ async function timeProcessStart(url: string): Promise<number> {
   let output = '';
   try {
     const base = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
+      // The banner is on stderr, the log records on stdout: either may say it.
+      const seen = (chunk: Buffer): void => {
         output += chunk.toString();
         const m = /listening on (http:\/\/\S+)/.exec(output);
         if (m?.[1] !== undefined) resolve(m[1]);
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      };
+      child.stdout.on('data', seen);
+      child.stderr.on('data', seen);
       child.once('exit', (code) => reject(new Error(`the exchange exited (${code}):\n${output}`)));
     });
     const res = await fetch(`${base}/readyz`);

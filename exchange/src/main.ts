@@ -26,9 +26,12 @@ import { startExchange } from './server.js';
 import { exchangeHelp } from './settings.js';
 import type { Exchange, Owned } from './server.js';
 
-/** The start banner: plain lines for a person, not log records. */
+/**
+ * The start banner: plain lines for a person, on stderr, so that stdout
+ * holds nothing but the JSON log records (a log shipper reads it as is).
+ */
 export function banner(line: string): void {
-  process.stdout.write(`${line}\n`);
+  process.stderr.write(`${line}\n`);
 }
 
 /** `--help` or `-h` among the arguments: the help is printed, and nothing starts. */

@@ -23,6 +23,8 @@ export interface ExchangeProcess {
   readonly startedAs: 'owner' | 'standby';
   /** stdout and stderr so far, for failure messages. */
   output(): string;
+  /** stdout alone so far: the log records (the banner is on stderr). */
+  stdout(): string;
   /** Resolves once stdout or stderr (from the start) matches `pattern`; rejects if the process exits first. */
   waitFor(pattern: RegExp): Promise<void>;
   /** SIGTERM (a drain) or SIGKILL (a crash); resolves with the exit code. */
@@ -83,12 +85,14 @@ export async function startExchangeProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stdout = '';
   const watchers = new Set<() => void>();
   const seen = (): void => {
     for (const w of watchers) w();
   };
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString();
+    stdout += chunk.toString();
     seen();
   });
   child.stderr.on('data', (chunk: Buffer) => {
@@ -127,6 +131,7 @@ export async function startExchangeProcess(
     child,
     startedAs: m?.[1] === 'standby' ? 'standby' : 'owner',
     output: () => output,
+    stdout: () => stdout,
     waitFor,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
