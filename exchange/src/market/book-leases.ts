@@ -23,6 +23,9 @@ import { takeFreeNodes } from './capacity.js';
 import type { ClusterState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
 import { provisionEvent, revokeEvent } from './lease-events.js';
+import type { OperatorLeaseOutcome } from './outcomes.js';
+import { refuse } from './refusal.js';
+import type { Refusal } from './refusal.js';
 import type { FillRow, LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
 
 export interface LiveLease {
@@ -253,6 +256,46 @@ export class BookLeases {
   /** D27: a lease sold ahead and not yet handed over (its holder may not terminate it). */
   static soldAhead(live: LiveLease): boolean {
     return live.row.transfer_ms !== null;
+  }
+
+  /** D27: the refusal of ending a lease sold ahead, which is the buyer's from its transfer. */
+  static soldAheadRefusal(live: LiveLease): Refusal | undefined {
+    if (!BookLeases.soldAhead(live)) return undefined;
+    return refuse(
+      'lease_not_active',
+      `lease ${live.row.id} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()}`,
+    );
+  }
+
+  /**
+   * An operator ends a live lease, whoever holds it (docs/api/admin.md):
+   * `fail` a lease still provisioning, with D25's full refund, as the
+   * provisioning timeout does (refused lease_not_provisioning otherwise);
+   * `revoke` a provisioning or active one, with D26's refund of the rest, as
+   * a termination does. Either way the agent is told to revoke its access.
+   * A lease sold ahead (D27) is refused.
+   */
+  operatorEnd(
+    host: LeaseHost,
+    live: LiveLease,
+    action: 'fail' | 'revoke',
+    now: number,
+  ): OperatorLeaseOutcome {
+    const sold = BookLeases.soldAheadRefusal(live);
+    if (sold !== undefined) return sold;
+    const before = { ...live.row };
+    if (action === 'fail') {
+      if (live.row.status !== 'provisioning') {
+        return refuse(
+          'lease_not_provisioning',
+          `lease ${live.row.id} is ${live.row.status}, not provisioning: revoke it instead`,
+        );
+      }
+      this.fail(host, live, now);
+    } else {
+      this.terminate(host, live, now);
+    }
+    return { ok: true, before, lease: { ...live.row } };
   }
 
   /** D25: the provider could not provision the lease: everything the buyer paid comes back. */

@@ -21,8 +21,7 @@ import type { LeaseHost, LiveLease } from './book-leases.js';
 import { freeNodes, setNodeStatus } from './capacity.js';
 import type { ClusterState, NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
-import { refuse } from './refusal.js';
-import type { Refusal } from './refusal.js';
+import { notActive, refuse } from './refusal.js';
 import { inputOf, statusOf, syncBookColumns } from './rows.js';
 import type { FillRow, OrderRow } from './rows.js';
 import type {
@@ -47,10 +46,6 @@ export type {
 export interface BookStateOptions {
   /** D25: a lease still provisioning after this long fails, refunded in full. */
   readonly provisioningTimeoutMs: number;
-}
-
-function notActive(leaseId: string): Refusal {
-  return refuse('lease_not_active', `lease ${leaseId} is no longer active`);
 }
 
 export class BookState implements LeaseHost {
@@ -151,25 +146,14 @@ export class BookState implements LeaseHost {
       // The lease may have ended while the clock advanced.
       if (!this.leases.has(leaseId)) return notActive(leaseId);
       // D27: a lease sold ahead is the buyer's from the transfer.
-      if (BookLeases.soldAhead(live)) {
-        return refuse(
-          'lease_not_active',
-          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()}`,
-        );
-      }
+      const sold = BookLeases.soldAheadRefusal(live);
+      if (sold !== undefined) return sold;
       const refund = this.leaseBook.terminate(this, live, now);
       return { ok: true, lease: { ...live.row }, terminatedAt: now, refund };
     });
   }
 
-  /**
-   * An operator ends a live lease, whoever holds it (docs/api/admin.md):
-   * `fail` a lease still provisioning, with D25's full refund, as the
-   * provisioning timeout does (refused lease_not_provisioning otherwise);
-   * `revoke` a provisioning or active one, with D26's refund of the rest, as
-   * a termination does. Either way the agent is told to revoke its access.
-   * A lease sold ahead (D27) is the buyer's from its transfer: refused.
-   */
+  /** An operator fails or revokes a live lease, whoever holds it (BookLeases.operatorEnd). */
   operatorEnd(
     leaseId: string,
     action: 'fail' | 'revoke',
@@ -182,25 +166,7 @@ export class BookState implements LeaseHost {
       this.advance(now);
       // The lease may have ended (expired, timed out) while the clock advanced.
       if (!this.leases.has(leaseId)) return notActive(leaseId);
-      if (BookLeases.soldAhead(live)) {
-        return refuse(
-          'lease_not_active',
-          `lease ${leaseId} is sold: its access ends at the transfer, ${new Date(live.row.transfer_ms ?? 0).toISOString()}`,
-        );
-      }
-      const before = { ...live.row };
-      if (action === 'fail') {
-        if (live.row.status !== 'provisioning') {
-          return refuse(
-            'lease_not_provisioning',
-            `lease ${leaseId} is ${live.row.status}, not provisioning: revoke it instead`,
-          );
-        }
-        this.leaseBook.fail(this, live, now);
-      } else {
-        this.leaseBook.terminate(this, live, now);
-      }
-      return { ok: true, before, lease: { ...live.row } };
+      return this.leaseBook.operatorEnd(this, live, action, now);
     });
   }
 

@@ -51,3 +51,8 @@ export function refusalError(r: Refusal): GpuxError {
     r.missingGpus === undefined ? {} : { details: { missing_gpus: r.missingGpus } },
   );
 }
+
+/** A lease that is no longer live (ended, or not this account's). */
+export function notActive(leaseId: string): Refusal {
+  return refuse('lease_not_active', `lease ${leaseId} is no longer active`);
+}
