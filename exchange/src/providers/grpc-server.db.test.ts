@@ -171,6 +171,23 @@ describe('the agents gRPC service (D29)', () => {
     expect((await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual(
       [],
     );
+    // An order or a lease the cluster does not have is NOT_FOUND (never re-sent as is).
+    expect(
+      await code(
+        call(h.client.withdrawSell, p.token, {
+          clusterId: p.clusterId,
+          orderId: 'ord_nosuchorder',
+        }),
+      ),
+    ).toBe(status.NOT_FOUND);
+    expect(
+      await code(
+        call(h.client.reportRevoked, p.token, {
+          clusterId: p.clusterId,
+          leaseId: 'lea_nosuchlease',
+        }),
+      ),
+    ).toBe(status.NOT_FOUND);
   });
 
   it('lists a bought lease with its key snapshot; a provisioned report makes it active with its access sealed', async () => {

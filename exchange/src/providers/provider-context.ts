@@ -47,6 +47,10 @@ export class AgentCallError extends Error {
 export const invalid = (message: string): AgentCallError =>
   new AgentCallError(status.INVALID_ARGUMENT, message);
 
+/** A lease or order the agent names that its cluster does not have: NOT_FOUND, never re-sent as is. */
+export const notFound = (message: string): AgentCallError =>
+  new AgentCallError(status.NOT_FOUND, message);
+
 export interface ClusterRow {
   readonly id: string;
   readonly provider_account_id: string;

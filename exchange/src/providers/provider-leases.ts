@@ -9,7 +9,7 @@ import type { Principal } from '../accounts/accounts.js';
 import { byHostname } from '../market/lease-events.js';
 import type { LeaseRow } from '../market/rows.js';
 import { checkCount } from './agent-input.js';
-import { checkId, invalid, ownCluster } from './provider-context.js';
+import { checkId, invalid, notFound, ownCluster } from './provider-context.js';
 import type { ProviderContext } from './provider-context.js';
 
 /** A lease as the agent provisions it: what its provision event carries (shared/src/events.ts). */
@@ -87,7 +87,7 @@ async function leaseOfCluster(
   checkId(leaseId, 'lease_id');
   const [lease] = await ctx.db.query<LeaseRow>('SELECT * FROM leases WHERE id = $1', [leaseId]);
   if (lease === undefined || lease.cluster_id !== cluster.id) {
-    throw invalid(`cluster ${cluster.id} has no lease ${leaseId}`);
+    throw notFound(`cluster ${cluster.id} has no lease ${leaseId}`);
   }
   return lease;
 }

@@ -9,7 +9,7 @@ import type { Principal } from '../accounts/accounts.js';
 import type { Refusal } from '../market/refusal.js';
 import type { OrderRow } from '../market/rows.js';
 import { cancelOrder, placeOrder } from '../orders/order-commands.js';
-import { checkId, invalid, ownCluster, ownKnownCluster } from './provider-context.js';
+import { checkId, invalid, notFound, ownCluster, ownKnownCluster } from './provider-context.js';
 import type { ProviderContext } from './provider-context.js';
 
 export interface SellView {
@@ -90,7 +90,7 @@ export async function withdrawSell(
     [orderId, caller.accountId],
   );
   if (row === undefined || row.cluster_id !== cluster.id) {
-    throw invalid(`cluster ${cluster.id} has no order ${orderId}`);
+    throw notFound(`cluster ${cluster.id} has no order ${orderId}`);
   }
   if (row.book_state === null) return 0;
   const c = await cancelOrder(ctx, caller.accountId, orderId);
