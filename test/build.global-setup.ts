@@ -4,8 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Builds the exchange and the agent (and what they depend on) once before the e2e tests. */
+/**
+ * Builds the `gpux` command (the exchange, the agent and what they depend on)
+ * once before the e2e tests: some start `node exchange/dist/main.js`, some
+ * the `gpux` binary itself (test/cli-help.test.ts).
+ */
 export default function setup(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-b', 'exchange', 'agent'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-b', 'cli'], { cwd: root, stdio: 'inherit' });
 }
