@@ -34,26 +34,8 @@ afterAll(async () => {
 });
 
 async function lease(): Promise<{ id: string; buyer: Party; clusterId: string }> {
-  const book = ex.book();
-  const provider = await ex.party('provider');
-  const clusterId = await ex.cluster(provider, 1, book.gpu_type, book.zone);
-  const sell = await ex.call('POST', '/v1/orders', provider.token, {
-    side: 'sell',
-    ...book,
-    gpu_count: 8,
-    duration_hours: 48,
-    limit_price: 2,
-  });
-  expect(sell.status).toBe(200);
-  const buyer = await ex.party('buyer');
-  const b = await ex.call('POST', '/v1/orders', buyer.token, {
-    side: 'buy',
-    ...book,
-    gpu_count: 8,
-    duration_hours: 10,
-  });
-  expect(b.json['status']).toBe('filled');
-  return { id: b.json['lease_id'] as string, buyer, clusterId };
+  const l = await ex.marketLease('log');
+  return { id: l.leaseId, buyer: l.buyer, clusterId: l.clusterId };
 }
 
 const ended = (leaseId: string): Record<string, unknown>[] =>

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ledgerTotal } from '../ledger/ledger.js';
 import { ADMIN_TOKEN, testExchange } from '../market/testing/test-exchange.js';
-import type { Book, Party, TestExchange } from '../market/testing/test-exchange.js';
+import type { MarketLease, Party, TestExchange } from '../market/testing/test-exchange.js';
 
 let ex: TestExchange;
 
@@ -30,33 +30,7 @@ async function balance(p: Party): Promise<number> {
 }
 
 /** A provider selling 8 GPUs at $2/GPU-h and a buyer who took 4 hours: the lease, provisioning. */
-async function lease(tag: string): Promise<{
-  book: Book;
-  provider: Party;
-  buyer: Party;
-  leaseId: string;
-}> {
-  const book = ex.book();
-  const provider = await ex.party(`${tag}-provider`);
-  await ex.cluster(provider, 1, book.gpu_type, book.zone);
-  const buyer = await ex.party(`${tag}-buyer`);
-  const sell = await ex.call('POST', '/v1/orders', provider.token, {
-    side: 'sell',
-    ...book,
-    gpu_count: 8,
-    duration_hours: 24,
-    limit_price: 2,
-  });
-  expect(sell.status).toBe(200);
-  const buy = await ex.call('POST', '/v1/orders', buyer.token, {
-    side: 'buy',
-    ...book,
-    gpu_count: 8,
-    duration_hours: 4,
-  });
-  expect(buy.json['status']).toBe('filled');
-  return { book, provider, buyer, leaseId: buy.json['lease_id'] as string };
-}
+const lease = (tag: string): Promise<MarketLease> => ex.marketLease(tag);
 
 async function revokeEvents(leaseId: string): Promise<{ reason: string }[]> {
   const rows = await ex.db.query<{ payload: { kind: string; lease_id: string; reason: string } }>(

@@ -18,27 +18,7 @@ afterAll(async () => {
 
 describe('operators read any order and lease', () => {
   it('shows the order with its fills and the lease as their owner sees them', async () => {
-    const book = ex.book();
-    const provider = await ex.party('read-provider');
-    await ex.cluster(provider, 1, book.gpu_type, book.zone);
-    const buyer = await ex.party('read-buyer');
-    const sell = await ex.call('POST', '/v1/orders', provider.token, {
-      side: 'sell',
-      ...book,
-      gpu_count: 8,
-      duration_hours: 24,
-      limit_price: 2,
-    });
-    expect(sell.status).toBe(200);
-    const buy = await ex.call('POST', '/v1/orders', buyer.token, {
-      side: 'buy',
-      ...book,
-      gpu_count: 8,
-      duration_hours: 4,
-    });
-    expect(buy.json['status']).toBe('filled');
-    const orderId = buy.json['order_id'] as string;
-    const leaseId = buy.json['lease_id'] as string;
+    const { buyer, orderId, leaseId } = await ex.marketLease('read');
 
     const order = await ex.call('GET', `/v1/admin/orders/${orderId}`, ADMIN_TOKEN);
     expect(order.status).toBe(200);

@@ -60,6 +60,16 @@ export interface TestExchangeOptions {
   readonly requestLogger?: FastifyBaseLogger;
 }
 
+/** What TestExchange.marketLease made. */
+export interface MarketLease {
+  readonly book: Book;
+  readonly provider: Party;
+  readonly buyer: Party;
+  readonly clusterId: string;
+  readonly orderId: string;
+  readonly leaseId: string;
+}
+
 /** A book, as the API names it in an order's body. */
 export interface Book {
   readonly gpu_type: GpuType;
@@ -105,6 +115,12 @@ export interface TestExchange {
    * (D25): the lease goes active. Fails the test if the book refuses it.
    */
   leaseReady(leaseId: string, book?: Book): Promise<void>;
+  /**
+   * A lease of one node bought at market in a fresh book: `tag`'s provider
+   * sells 8 GPUs for 24 h at $2/GPU-h, `tag`'s buyer takes 4 hours. The lease
+   * is provisioning. Fails the test if either order is refused.
+   */
+  marketLease(tag: string): Promise<MarketLease>;
   /** Let time pass in every book (expiry, scheduled orders, lease ends). */
   tick(ms?: number): Promise<void>;
   /** Stop the app and the books; keep the database (for a restart). */
@@ -229,6 +245,30 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
         .writer(book.gpu_type, book.zone)
         .submit((state, changes) => state.leaseReady(leaseId, clock.now(), changes));
       if (!ok) throw new Error(`leaseReady: the book refused ${leaseId}`);
+    },
+    async marketLease(tag) {
+      const book = this.book();
+      const provider = await this.party(`${tag}-provider`);
+      const clusterId = await this.cluster(provider, 1, book.gpu_type, book.zone);
+      const buyer = await this.party(`${tag}-buyer`);
+      const sell = await call('POST', '/v1/orders', provider.token, {
+        side: 'sell',
+        ...book,
+        gpu_count: 8,
+        duration_hours: 24,
+        limit_price: 2,
+      });
+      if (sell.status !== 200) throw new Error(`marketLease: the sell: ${sell.body}`);
+      const buy = await call('POST', '/v1/orders', buyer.token, {
+        side: 'buy',
+        ...book,
+        gpu_count: 8,
+        duration_hours: 4,
+      });
+      if (buy.json['status'] !== 'filled') throw new Error(`marketLease: the buy: ${buy.body}`);
+      const orderId = buy.json['order_id'] as string;
+      const leaseId = buy.json['lease_id'] as string;
+      return { book, provider, buyer, clusterId, orderId, leaseId };
     },
     async tick(ms = 0) {
       clock.advance(ms);
