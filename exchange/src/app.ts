@@ -23,6 +23,7 @@ import { openApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminAccountRoutes } from './routes/admin-accounts.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
+import { adminBookRoutes } from './routes/admin-books.js';
 import { adminLeaseRoutes } from './routes/admin-leases.js';
 import { adminMoneyRoutes } from './routes/admin-money.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
@@ -102,6 +103,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(adminAuditRoutes, { ctx });
   void app.register(adminReadRoutes, { ctx });
   void app.register(adminLeaseRoutes, { ctx });
+  void app.register(adminBookRoutes, { ctx });
   void app.register(adminMoneyRoutes, { ctx });
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });

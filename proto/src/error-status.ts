@@ -35,6 +35,7 @@ export const GRPC_STATUS_OF_ERROR = {
   insufficient_liquidity: status.FAILED_PRECONDITION,
   insufficient_capacity: status.FAILED_PRECONDITION,
   self_trade_prevented: status.FAILED_PRECONDITION,
+  market_halted: status.FAILED_PRECONDITION,
   // gRPC's code for "retry the same request a little later": nothing happened.
   idempotency_key_in_progress: status.ABORTED,
   payload_too_large: status.RESOURCE_EXHAUSTED,

@@ -87,6 +87,11 @@ export const ERROR_CODES = {
     meaning: 'The order would trade with its own organization; nothing filled.',
     decision: 'D17',
   },
+  market_halted: {
+    status: 409,
+    meaning: 'An operator halted this book: it takes no new orders; open ones can be cancelled.',
+    decision: 'D20',
+  },
   idempotency_key_in_progress: {
     status: 409,
     meaning: 'A request with this Idempotency-Key is still running.',

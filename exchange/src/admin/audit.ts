@@ -24,11 +24,13 @@ export const AUDIT_ACTIONS = [
   'lease.revoke',
   'account.adjustment',
   'account.payout',
+  'book.halt',
+  'book.resume',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What an action changes. */
-export const AUDIT_TARGET_TYPES = ['account', 'cluster', 'lease'] as const;
+export const AUDIT_TARGET_TYPES = ['account', 'cluster', 'lease', 'book'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 /** A reason an operator gives: required on the state-changing calls, bounded. */

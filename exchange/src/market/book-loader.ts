@@ -32,7 +32,7 @@ export async function loadBook(
   zone: Zone,
   options: BookStateOptions,
 ): Promise<BookState> {
-  const [orders, [last], clusters, leases, holds] = await Promise.all([
+  const [orders, [last], clusters, leases, holds, [halt]] = await Promise.all([
     db.query<OrderRow>(
       'SELECT * FROM orders WHERE gpu_type = $1 AND zone = $2 AND book_state IS NOT NULL',
       [gpuType, zone],
@@ -57,6 +57,11 @@ export async function loadBook(
       'SELECT order_id, cents FROM credit_holds WHERE gpu_type = $1 AND zone = $2',
       [gpuType, zone],
     ),
+    // Issue 21: an operator's halt outlives the process (migrations/0016).
+    db.query<{ halted_ms: number }>(
+      'SELECT halted_ms FROM book_halts WHERE gpu_type = $1 AND zone = $2 AND halted_ms IS NOT NULL',
+      [gpuType, zone],
+    ),
   ]);
   const nodes =
     leases.length === 0
@@ -72,6 +77,7 @@ export async function loadBook(
   // orders themselves (a closed order's accepted_ms is NULL, rows.ts).
   const book = OrderBook.restore(orders.map(openOrderOf), lastTrade, last?.at_ms ?? 0);
   const state = new BookState(gpuType, zone, book, last?.book_seq ?? 0, options);
+  if (halt !== undefined) state.restoreHalt(Number(halt.halted_ms));
   for (const r of orders) state.orders.set(r.id, r);
   // A hold whose order never arrived is not the book's (Market purges it).
   for (const h of holds) if (state.orders.has(h.order_id)) state.holds.set(h.order_id, h.cents);

@@ -1,29 +1,29 @@
 // Everything one book owns, in memory, changed by its single writer only:
 // the matching engine's book, its open orders' rows, its clusters' node
-// capacity (capacity.ts) and its live leases (book-leases.ts). Commands run
-// synchronously, record what they changed in a ChangeSet, which the writer
-// commits (book-writer.ts), and return rows and typed outcomes: a refusal is
-// returned (refusal.ts), a throw is a bug that costs the book a rebuild.
+// capacity (capacity.ts) and its live leases (book-leases.ts); the state and
+// how engine events become rows are in book-core.ts, the commands here.
+// Commands run synchronously, record what they changed in a ChangeSet, which
+// the writer commits (book-writer.ts), and return rows and typed outcomes: a
+// refusal is returned (refusal.ts), a throw is a bug that costs the book a
+// rebuild.
 //
 // Order rules: D3 (credit holds), D9-D17 (the engine), D31 (capacity).
 // Lease rules: book-leases.ts.
 
 import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
-import type { CancelReason, GpuType, Zone } from '@gpux/shared';
 
 import { resaleOrder } from '../leases/resale.js';
-import { chargedCents, holdAfter, priceMovedPastHold } from '../orders/credit.js';
+import { chargedCents, priceMovedPastHold } from '../orders/credit.js';
 import type { ResaleRequest } from '../leases/resale.js';
-import { leaseGroups } from '../matching/index.js';
-import type { BookEvent, Fill, OrderBook } from '../matching/index.js';
+import { BookCore } from './book-core.js';
 import { BookLeases } from './book-leases.js';
-import type { LeaseHost, LiveLease } from './book-leases.js';
+import type { LiveLease } from './book-leases.js';
 import { freeNodes, setNodeStatus } from './capacity.js';
-import type { ClusterState, NodeState } from './capacity.js';
+import type { NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
 import { notActive, refuse } from './refusal.js';
-import { inputOf, statusOf, syncBookColumns } from './rows.js';
-import type { FillRow, OrderRow } from './rows.js';
+import { inputOf } from './rows.js';
+import type { OrderRow } from './rows.js';
 import type {
   CancelOutcome,
   OperatorLeaseOutcome,
@@ -43,50 +43,30 @@ export type {
   TerminateOutcome,
 } from './outcomes.js';
 
-export interface BookStateOptions {
-  /** D25: a lease still provisioning after this long fails, refunded in full. */
-  readonly provisioningTimeoutMs: number;
-}
+export type { BookStateOptions } from './book-core.js';
 
-export class BookState implements LeaseHost {
-  /** Open orders by id (resting, scheduled, unseen). */
-  readonly orders = new Map<string, OrderRow>();
-  readonly clusters = new Map<string, ClusterState>();
-  /** Open buys holding credit (D3, orders/credit.ts): order id → the hold. */
-  readonly holds = new Map<string, number>();
-  private readonly leaseBook: BookLeases;
-
-  // The running command.
-  private current: ChangeSet | null = null;
-  private touched = new Set<string>();
-  private newFills: FillRow[] = [];
-  /** Cancellations the exchange caused, whose reason is not the engine's "user". */
-  private reasonOverride = new Map<string, CancelReason>();
-
-  constructor(
-    readonly gpuType: GpuType,
-    readonly zone: Zone,
-    readonly book: OrderBook,
-    fillSeq: number,
-    options: BookStateOptions,
-  ) {
-    this.leaseBook = new BookLeases(
-      gpuType,
-      zone,
-      this.clusters,
-      fillSeq,
-      options.provisioningTimeoutMs,
-    );
+export class BookState extends BookCore {
+  /**
+   * An operator halts (true) or resumes (false) the book: while halted new
+   * orders are refused market_halted and its timers wait (OrderBook.setHalted);
+   * leases run on. False when the book already was so.
+   */
+  setHalted(halted: boolean, now: number, changes: ChangeSet): boolean {
+    if ((this.halted !== null) === halted) return false;
+    return this.command(changes, () => {
+      if (halted) this.advance(now);
+      this.handle(this.book.setHalted(halted, now));
+      if (!halted) this.leaseBook.advance(this, now);
+      this.halted = halted ? now : null;
+      changes.halts.push({ gpu_type: this.gpuType, zone: this.zone, halted_ms: this.halted });
+      return true;
+    });
   }
 
-  /** The book's live leases by id. */
-  get leases(): Map<string, LiveLease> {
-    return this.leaseBook.live;
-  }
-
-  /** The last fill's number in this book (fills.book_seq). */
-  get fillSeq(): number {
-    return this.leaseBook.fillSeq;
+  /** The book was halted at `at` when it was loaded (book-loader.ts). */
+  restoreHalt(at: number): void {
+    this.halted = at;
+    this.book.setHalted(true, this.book.clock);
   }
 
   /**
@@ -264,60 +244,6 @@ export class BookState implements LeaseHost {
     this.command(changes, () => this.advance(now));
   }
 
-  // ---- internals ----
-
-  /** Run one command: its changes go to `changes`, touched orders are synced at the end. */
-  private command<T>(changes: ChangeSet, run: () => T): T {
-    this.current = changes;
-    this.touched = new Set();
-    this.newFills = [];
-    this.reasonOverride = new Map();
-    try {
-      const result = run();
-      this.finish();
-      return result;
-    } finally {
-      this.current = null;
-    }
-  }
-
-  /** The running command's change set. */
-  get changes(): ChangeSet {
-    if (this.current === null) throw new InvariantError('no command is running');
-    return this.current;
-  }
-
-  // ---- LeaseHost: what the leases use of the running command ----
-
-  touch(orderId: string): void {
-    this.touched.add(orderId);
-  }
-
-  filled(fill: FillRow): void {
-    this.changes.fills.push(fill);
-    this.newFills.push(fill);
-  }
-
-  withdrawResale(orderId: string, reason: CancelReason, at: number): void {
-    this.withdraw(orderId, reason, at);
-  }
-
-  /** Take an open order out of the book for a reason of the exchange's (D12). */
-  private withdraw(orderId: string, reason: CancelReason, at: number): boolean {
-    this.reasonOverride.set(orderId, reason);
-    const result = this.book.cancel(orderId, at);
-    this.handle(result.events);
-    return result.ok;
-  }
-
-  private cluster(id: string): ClusterState {
-    const c = this.clusters.get(id);
-    if (c === undefined) {
-      throw new InvariantError(`cluster ${id} is not loaded in book ${this.gpuType}/${this.zone}`);
-    }
-    return c;
-  }
-
   /** D3: a buy holding credit (orders/credit.ts) never costs more than its hold. */
   private placeHeld(row: OrderRow, now: number, holdCents: number): PlaceOutcome {
     const nodes = row.gpu_count / GPUS_PER_NODE;
@@ -337,6 +263,12 @@ export class BookState implements LeaseHost {
   }
 
   private placeRow(row: OrderRow, now: number): PlaceOutcome {
+    if (this.halted !== null) {
+      return refuse(
+        'market_halted',
+        `the ${this.gpuType} ${this.zone} book is halted by an operator; open orders can still be cancelled`,
+      );
+    }
     const cluster =
       row.resale_lease_id === null && row.cluster_id !== null
         ? this.cluster(row.cluster_id)
@@ -369,80 +301,5 @@ export class BookState implements LeaseHost {
       order: { ...row },
       fills: this.newFills.filter((f) => f.buy_order_id === row.id || f.sell_order_id === row.id),
     };
-  }
-
-  private advance(now: number): void {
-    this.handle(this.book.advance(now));
-    this.leaseBook.advance(this, now);
-  }
-
-  /** Sync every order the command touched into its row and the change set. */
-  private finish(): void {
-    for (const id of this.touched) {
-      const row = this.orders.get(id);
-      if (row === undefined) continue;
-      const oo = this.book.openOrder(id);
-      syncBookColumns(row, oo);
-      row.status = statusOf(row);
-      this.changes.order(row);
-      if (oo === undefined) this.orders.delete(id);
-      if (this.holds.size > 0) this.syncHold(row, oo === undefined);
-    }
-    this.touched.clear();
-  }
-
-  /** D3: a held buy's hold follows what it has left; it goes when the buy closes. */
-  private syncHold(row: OrderRow, closed: boolean): void {
-    const held = this.holds.get(row.id);
-    if (held === undefined) return;
-    const next = holdAfter(row, held, closed);
-    if (next === undefined) return;
-    if (next === 0) this.holds.delete(row.id);
-    else this.holds.set(row.id, next);
-    this.changes.hold(row.id, next);
-  }
-
-  private handle(events: readonly BookEvent[]): void {
-    for (const ev of events) {
-      switch (ev.type) {
-        case 'rested':
-          this.touched.add(ev.orderId);
-          break;
-        case 'matched':
-          this.matched(ev.buyOrderId, ev.fills, ev.at);
-          break;
-        case 'cancelled':
-          this.cancelled(ev.orderId, ev.nodes, ev.reason, ev.at);
-          break;
-      }
-    }
-  }
-
-  private cancelled(orderId: string, nodes: number, reason: CancelReason, at: number): void {
-    const row = this.orderRow(orderId);
-    row.cancelled_gpus += nodes * GPUS_PER_NODE;
-    row.cancel_reason = this.reasonOverride.get(orderId) ?? reason;
-    row.cancelled_ms = at;
-    this.touched.add(orderId);
-    if (row.side !== 'sell') return;
-    if (row.resale_lease_id !== null) {
-      const lease = this.leases.get(row.resale_lease_id);
-      if (lease !== undefined && lease.resaleOrderId === row.id) lease.resaleOrderId = null;
-    } else if (row.cluster_id !== null) {
-      this.cluster(row.cluster_id).openSellNodes -= nodes;
-    }
-  }
-
-  orderRow(id: string): OrderRow {
-    const row = this.orders.get(id);
-    if (row === undefined) throw new InvariantError(`book event for unknown order ${id}`);
-    return row;
-  }
-
-  /** One matching step (D11): one lease per cluster (or per resold lease). */
-  private matched(buyOrderId: string, fills: readonly Fill[], at: number): void {
-    const buy = this.orderRow(buyOrderId);
-    this.touched.add(buyOrderId);
-    for (const group of leaseGroups(fills)) this.leaseBook.create(this, buy, group, at);
   }
 }

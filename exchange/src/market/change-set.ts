@@ -77,6 +77,11 @@ const PARTS: readonly string[] = [
       FROM json_to_recordset($::json)
         AS x(id text, actor text, actor_token_id text, action text, target_type text,
              target_id text, reason text, before jsonb, after jsonb)`,
+  // Issue 21: a book halted (halted_ms) or resumed (NULL) by an operator (migrations/0016).
+  `INSERT INTO book_halts (gpu_type, zone, halted_ms)
+    SELECT gpu_type, zone, halted_ms
+      FROM json_to_recordset($::json) AS x(gpu_type text, zone text, halted_ms bigint)
+    ON CONFLICT (gpu_type, zone) DO UPDATE SET halted_ms = EXCLUDED.halted_ms`,
 ];
 
 const statements = new Map<number, string>();
@@ -137,6 +142,8 @@ export class ChangeSet {
   readonly keySnapshots: { lease_id: string; account_id: string }[] = [];
   /** Audit rows of the operators' actions this batch makes (issue 21, admin/audit.ts). */
   readonly audits: AuditRow[] = [];
+  /** Books halted (halted_ms) or resumed (null) by this batch. */
+  readonly halts: { gpu_type: string; zone: string; halted_ms: number | null }[] = [];
 
   get empty(): boolean {
     return (
@@ -149,7 +156,8 @@ export class ChangeSet {
       this.answers.length === 0 &&
       this.keySnapshots.length === 0 &&
       this.nodes.length === 0 &&
-      this.audits.length === 0
+      this.audits.length === 0 &&
+      this.halts.length === 0
     );
   }
 
@@ -169,6 +177,7 @@ export class ChangeSet {
       all.keySnapshots.push(...s.keySnapshots);
       all.nodes.push(...s.nodes);
       all.audits.push(...s.audits);
+      all.halts.push(...s.halts);
     }
     return all;
   }
@@ -226,6 +235,7 @@ export class ChangeSet {
       this.nodes,
       this.answers,
       this.audits,
+      this.halts,
     ];
     let mask = 0;
     const params: string[] = [];

@@ -14,6 +14,7 @@ export type RefusalCode =
   | 'lease_not_active'
   | 'lease_not_ready'
   | 'lease_not_provisioning'
+  | 'market_halted'
   | 'order_already_filled'
   | 'not_found';
 

@@ -92,6 +92,13 @@ export class OrderBook implements Book {
   private shortPrice = -1;
   private shortDurationMs = 0;
   private shortTotal = 0;
+  /**
+   * An operator halted the book (issue 21, docs/api/admin.md): its clock
+   * goes on but no timer fires. Once it is resumed, what fell due meanwhile
+   * fires at once (resumeAt): expiries at their own times, arrivals and
+   * window ends (which may trade) at the resumption's: nothing trades in a halt.
+   */
+  private halted = false;
 
   // A walk is planned here first and applied only once it is known to stand
   // (D17: a rejected order fills nothing). Reused across commands.
@@ -211,6 +218,27 @@ export class OrderBook implements Book {
     const events: BookEvent[] = (this.events = []);
     this.tick(now);
     return events;
+  }
+
+  /**
+   * Halt (true) or resume (false) the book's timers at `now`; see `halted`.
+   * The caller refuses new orders while halted.
+   */
+  setHalted(halted: boolean, now: Millis): readonly BookEvent[] {
+    const events: BookEvent[] = (this.events = []);
+    if (halted === this.halted) return events;
+    if (halted) {
+      this.tick(now);
+      this.halted = true;
+    } else {
+      this.halted = false;
+      this.resumeAt(now);
+    }
+    return events;
+  }
+
+  get isHalted(): boolean {
+    return this.halted;
   }
 
   snapshot(depth: number): BookSnapshot {
@@ -476,6 +504,10 @@ export class OrderBook implements Book {
    */
   private tick(now: Millis): void {
     const target = now > this.now ? now : this.now;
+    if (this.halted) {
+      this.now = target;
+      return;
+    }
     const timers = this.timers;
     const expiries = this.expiries;
     for (;;) {
@@ -491,23 +523,59 @@ export class OrderBook implements Book {
         continue;
       }
       if (arrivalAt > target) break;
-      const o = timers.firstOrder();
-      timers.pop();
-      o.timers--;
-      if (o.state === DONE) {
-        this.deadTimers--;
-        continue;
-      }
       if (arrivalAt > this.now) this.now = arrivalAt;
-      const code = this.arrive(o, arrivalAt);
-      if (code !== null) this.close(o, arrivalAt, deferredReason(code));
-      // arrive() may have filled it (TS cannot see that mutation).
-      else if ((o.state as RecState) === DONE) this.forget(o);
+      this.fireArrival(this.now);
     }
     this.now = target;
     if (this.deadTimers > 1024 && 2 * this.deadTimers > timers.size) {
       timers.dropDone(isDone);
       this.deadTimers = 0;
+    }
+  }
+
+  /** The first arrival timer fires: its order arrives at `t` (D13), unless it is done. */
+  private fireArrival(t: Millis): void {
+    const timers = this.timers;
+    const o = timers.firstOrder();
+    timers.pop();
+    o.timers--;
+    if (o.state === DONE) {
+      this.deadTimers--;
+      return;
+    }
+    const code = this.arrive(o, t);
+    if (code !== null) this.close(o, t, deferredReason(code));
+    // arrive() may have filled it (TS cannot see that mutation).
+    else if ((o.state as RecState) === DONE) this.forget(o);
+  }
+
+  /**
+   * Resume a halted book at `now` (see `halted`): first every order whose
+   * expiry fell in the halt leaves at that time, trading nothing; then, at
+   * `now`, the arrivals (D13) and flexible windows' ends (D14) that fell due,
+   * in the order of their times.
+   */
+  private resumeAt(now: Millis): void {
+    const t = now > this.now ? now : this.now;
+    const windowEnds: OrderRec[] = [];
+    for (let e = this.expiries.peek(); e !== undefined && e.expiresAt <= t;) {
+      this.expiries.remove(e);
+      if (e.expiresAt > this.now) this.now = e.expiresAt;
+      if (e.marketAtEnd) windowEnds.push(e);
+      else this.close(e, e.expiresAt, 'expired');
+      e = this.expiries.peek();
+    }
+    this.now = t;
+    let i = 0;
+    for (;;) {
+      const w = windowEnds[i];
+      const arrivalAt = this.timers.peekTime();
+      if (w !== undefined && w.expiresAt <= arrivalAt) {
+        // An arrival before its window's end may have filled it.
+        if (w.state !== DONE) this.marketAtWindowEnd(w, t);
+        i++;
+      } else if (arrivalAt <= t) this.fireArrival(t);
+      else break;
     }
   }
 

@@ -127,10 +127,11 @@ export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
       checkInstanceType(q);
       const gpuType = q.gpu_type;
       const now = market.clock.now();
-      const snap = market.writer(gpuType, q.zone).view.book.snapshot(q.depth);
+      const { view } = market.writer(gpuType, q.zone);
+      const snap = view.book.snapshot(q.depth);
       const volume = await volumeSince(db, gpuType, q.zone, now - 24 * HOUR_MS);
       return orderBookView(
-        { gpuType, zone: q.zone, instanceType: q.instance_type },
+        { gpuType, zone: q.zone, instanceType: q.instance_type, halted: view.haltedAt !== null },
         now,
         snap,
         volume,

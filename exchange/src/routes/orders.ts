@@ -54,6 +54,7 @@ export const orderRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
           'insufficient_liquidity',
           'insufficient_capacity',
           'self_trade_prevented',
+          'market_halted',
         ],
       },
       schema: {

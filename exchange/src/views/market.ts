@@ -13,6 +13,9 @@ import type { FillRow } from '../market/rows.js';
 import type { BookSnapshot, Estimate, Level } from '../matching/index.js';
 import { iso } from './format.js';
 
+/** Whether a book takes orders (an operator may halt it: docs/api/admin.md "Books"). */
+export const BOOK_STATUSES = ['open', 'halted'] as const;
+
 const LevelSchema = Type.Object(
   {
     price: Dollars(),
@@ -27,6 +30,10 @@ export const OrderBookSchema = Type.Object(
     gpu_type: StringEnum(GPU_TYPES),
     instance_type: Type.Optional(Type.String({ description: 'Echoed when the query named one.' })),
     zone: StringEnum(ZONES),
+    status: StringEnum(BOOK_STATUSES, {
+      description:
+        'halted: an operator halted the book; it takes no new orders (market_halted) and matches nothing until resumed. Open orders can be cancelled.',
+    }),
     timestamp: Timestamp(),
     market_depth: Type.Object({
       best_bid: Nullable(Dollars()),
@@ -98,7 +105,7 @@ function dollarsOrNull(c: number | null): number | null {
 }
 
 export function orderBookView(
-  book: { gpuType: GpuType; zone: Zone; instanceType: string | undefined },
+  book: { gpuType: GpuType; zone: Zone; instanceType: string | undefined; halted: boolean },
   now: number,
   snap: BookSnapshot,
   volume24h: number,
@@ -107,6 +114,7 @@ export function orderBookView(
     gpu_type: book.gpuType,
     ...(book.instanceType === undefined ? {} : { instance_type: book.instanceType }),
     zone: book.zone,
+    status: book.halted ? 'halted' : 'open',
     timestamp: iso(now),
     market_depth: {
       best_bid: dollarsOrNull(snap.bestBid),
