@@ -29,6 +29,13 @@ interface Cached<T> {
   readonly until: number;
 }
 
+/**
+ * How often a process whose callers keep coming back (the agents' service)
+ * renews the principals it keeps: with the 10 s while, a suspension or a
+ * revocation reaches it within 10 s (docs/api/admin.md).
+ */
+export const RENEW_EVERY_MS = 5_000;
+
 /** Tokens renewed by one statement. */
 const RENEW_CHUNK = 500;
 

@@ -67,7 +67,10 @@ export async function resellLease(
     organizationId: caller.organizationId,
   };
   return market.writer(lease.gpu_type, lease.zone).submit((state, changes) => {
-    const outcome = state.resell(lease.id, r, market.clock.now(), changes);
+    // Suspended after its request was let in: refused by the writer (Market.isSuspended).
+    const outcome = market.isSuspended(caller.accountId)
+      ? refuse('account_suspended', `account ${caller.accountId} is suspended`)
+      : state.resell(lease.id, r, market.clock.now(), changes);
     after?.(outcome, changes);
     return outcome;
   });

@@ -49,6 +49,12 @@ export class Market {
   private timer: NodeJS.Timeout | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
   private ticking = false;
+  /**
+   * Suspended accounts (the operators' API): an order of one is refused by
+   * the book's writer itself, so one authenticated just before a suspension
+   * cannot rest in a book its sweep has already passed (isSuspended).
+   */
+  private readonly suspended: Set<string>;
   readonly clock: Clock;
   private readonly logger: MarketOptions['logger'];
 
@@ -57,7 +63,9 @@ export class Market {
     private readonly writers: ReadonlyMap<string, BookWriter>,
     private readonly group: CommitGroup,
     o: MarketOptions,
+    suspended: readonly string[],
   ) {
+    this.suspended = new Set(suspended);
     this.clock = o.clock;
     this.logger = o.logger;
   }
@@ -68,11 +76,18 @@ export class Market {
     // Every book at once: their reads share the pool, and a restart waits for
     // the largest book rather than for the sum of all twelve.
     const books = GPU_TYPES.flatMap((gpuType) => ZONES.map((zone) => ({ gpuType, zone })));
-    const opened = await Promise.all(
-      books.map(({ gpuType, zone }) => BookWriter.open(db, group, gpuType, zone, o)),
-    );
+    const [suspended, opened] = await Promise.all([
+      db.query<{ id: string }>('SELECT id FROM accounts WHERE suspended_at IS NOT NULL'),
+      Promise.all(books.map(({ gpuType, zone }) => BookWriter.open(db, group, gpuType, zone, o))),
+    ]);
     const writers = new Map(opened.map((w) => [`${w.gpuType}/${w.zone}`, w]));
-    const market = new Market(db, writers, group, o);
+    const market = new Market(
+      db,
+      writers,
+      group,
+      o,
+      suspended.map((r) => r.id),
+    );
     market.start(o);
     return market;
   }
@@ -118,13 +133,15 @@ export class Market {
   }
 
   /**
-   * An operator suspended the account: its open orders in every book are
-   * cancelled by each book's writer, as a customer's cancel would be
+   * An operator suspended the account: from now on the books refuse its
+   * orders (isSuspended), and its open orders in every book are cancelled by
+   * each book's writer, as a customer's cancel would be
    * (BookState.cancelAccountOrders). Every book is asked, not only those the
    * database shows orders in, so an order placed while the suspension was
    * being committed is caught too. Returns the ids cancelled.
    */
   async cancelAccountOrders(accountId: string): Promise<string[]> {
+    this.suspended.add(accountId);
     const cancelled = await Promise.all(
       [...this.writers.values()].map((w) =>
         w.submit((state, changes) =>
@@ -133,6 +150,21 @@ export class Market {
       ),
     );
     return cancelled.flat();
+  }
+
+  /** The account was reinstated: its orders are taken again. */
+  reinstated(accountId: string): void {
+    this.suspended.delete(accountId);
+  }
+
+  /**
+   * Whether an operator suspended the account, as this process knows it: the
+   * order commands ask it inside the book's writer (orders/order-commands.ts,
+   * leases/lease-commands.ts), after the authentication that let the
+   * request in.
+   */
+  isSuspended(accountId: string): boolean {
+    return this.suspended.has(accountId);
   }
 
   /** Let time pass in every book; resolves once every book has committed. */

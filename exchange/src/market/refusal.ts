@@ -9,6 +9,7 @@ import type { RejectCode } from '../matching/index.js';
 
 export type RefusalCode =
   | RejectCode
+  | 'account_suspended'
   | 'insufficient_capacity'
   | 'insufficient_funds'
   | 'lease_not_active'

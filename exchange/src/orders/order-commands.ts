@@ -8,6 +8,7 @@ import type { Principal } from '../accounts/accounts.js';
 import type { Queryable } from '../db/database.js';
 import type { PlaceOutcome } from '../market/book-state.js';
 import type { AfterCommand } from '../market/book-writer.js';
+import type { ChangeSet } from '../market/change-set.js';
 import type { Market } from '../market/market.js';
 import { orderOf } from '../market/queries.js';
 import { refuse } from '../market/refusal.js';
@@ -42,7 +43,9 @@ export async function placeOrder(
       const now = market.clock.now();
       row.created_ms = now;
       if (!startGiven) row.start_ms = now;
-      const outcome = state.place(row, now, changes, hold);
+      const outcome = market.isSuspended(caller.accountId)
+        ? suspendedRefusal(row, changes, hold)
+        : state.place(row, now, changes, hold);
       after?.(outcome, changes);
       return outcome;
     });
@@ -51,6 +54,16 @@ export async function placeOrder(
     if (hold !== undefined) await releaseCredit(db, row.id);
     throw err;
   }
+}
+
+/**
+ * An operator suspended the account after its request was let in (the
+ * operators' API): the book's writer refuses the order, and drops the
+ * credit it held.
+ */
+function suspendedRefusal(row: OrderRow, changes: ChangeSet, hold?: number): Refusal {
+  if (hold !== undefined) changes.hold(row.id, 0);
+  return refuse('account_suspended', `account ${row.account_id} is suspended`);
 }
 
 /**

@@ -12,7 +12,7 @@
 import { GpuxError } from '@gpux/shared';
 import { pino } from 'pino';
 
-import { Directory } from '../accounts/directory.js';
+import { Directory, RENEW_EVERY_MS } from '../accounts/directory.js';
 import type { Principal } from '../accounts/accounts.js';
 import type { Database } from '../db/database.js';
 import type { AgentBackend, ClusterNodes, ForwardedMethod } from './agent-backend.js';
@@ -101,7 +101,7 @@ async function start(setup: WorkerSetup): Promise<void> {
       .finally(() => {
         renewal = undefined;
       });
-  }, 5_000);
+  }, RENEW_EVERY_MS);
   renewing.unref();
   try {
     server = await startAgentServer(

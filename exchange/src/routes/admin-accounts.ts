@@ -216,6 +216,7 @@ export const adminAccountRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContex
         setSuspended(tx, operatorOf(request), id, false, reason),
       );
       ctx.directory.forgetAccount(id);
+      ctx.market.reinstated(id);
       request.log.info({ account_id: id, changed }, 'account reinstated');
       return adminAccountView(await adminAccountOf(ctx.db, id));
     },

@@ -71,6 +71,8 @@ export interface AgentHarnessOptions {
   readonly exchange?: TestExchangeOptions;
   /** What the agents' service queries through (a test counts its statements). */
   readonly agentDb?: (db: Database) => Database;
+  /** The service's own token cache, as the agents' process has one (a test sets its clock). */
+  readonly directory?: (db: Database) => Directory;
   /** What the service hands the market's calls to (a test holds them). */
   readonly backend?: (b: AgentBackend) => AgentBackend;
 }
@@ -82,7 +84,7 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
   const ctx: ProviderContext = {
     db,
     market: ex.market,
-    directory: new Directory(db),
+    directory: o.directory?.(db) ?? new Directory(db),
     publisher: new BusPublisher(new InProcessBus()),
     secrets: new SecretBox(randomBytes(32)),
     logger,
