@@ -31,6 +31,7 @@ import { createDatabase, uniqueDatabaseName } from '../src/db/testing/admin-data
 import type { ScratchDatabase } from '../src/db/testing/admin-database.js';
 import { Market } from '../src/market/market.js';
 import { EXCHANGE_NODE_FLAGS } from '../src/node-flags.js';
+import { benchFail, parseCounts } from './bench-args.js';
 import { buildExchange } from './http-exchange.js';
 
 const USAGE = 'usage: npm run bench -- restart [--open N] [--history N] [--runs R] [--starts S]';
@@ -47,34 +48,16 @@ interface Options {
 }
 
 function fail(message: string, code = 1): never {
-  console.error(`bench restart: ${message}`);
-  process.exit(code);
+  benchFail('restart', message, code);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o = { open: 100_000, history: 1_000_000, runs: 5, starts: 3, keep: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? '';
-    if (a === 'restart') continue;
-    if (a === '--keep') {
-      o.keep = true;
-      continue;
-    }
-    if (a === '-h' || a === '--help') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const key = {
-      '--open': 'open',
-      '--history': 'history',
-      '--runs': 'runs',
-      '--starts': 'starts',
-    }[a] as 'open' | 'history' | 'runs' | 'starts' | undefined;
-    if (key === undefined) fail(`unknown argument ${a}\n${USAGE}`, 2);
-    const n = Number(argv[++i]);
-    if (!Number.isSafeInteger(n) || n < 0) fail(`${a}: expected a whole number\n${USAGE}`, 2);
-    o[key] = n;
-  }
+  const o = parseCounts(
+    'restart',
+    argv,
+    { open: 100_000, history: 1_000_000, runs: 5, starts: 3 },
+    USAGE,
+  );
   if (o.runs < 1) fail('--runs must be at least 1', 2);
   return o;
 }

@@ -25,6 +25,7 @@ import {
   type OrderStream,
 } from './order-stream.js';
 import { runAgentsBench } from './agents-bench.js';
+import { runCandlesBench } from './candles-bench.js';
 import { AGENTS_USAGE } from './agents-options.js';
 import { runFailoverBench } from './failover-bench.js';
 import { runGcBench } from './gc-bench.js';
@@ -59,6 +60,7 @@ const USAGE =
   '       npm run bench -- http [--rates R1,R2,...] [--seconds S] [--warmup W] [--connections C] [--seed S] [--cpu-prof]\n' +
   '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]\n' +
   '       npm run bench -- failover [--runs R] [--clients C] [--lease S]\n' +
+  '       npm run bench -- candles [--fills N] [--runs R] [--keep]\n' +
   `       ${AGENTS_USAGE.replace('usage: ', '')}`;
 
 function parseArgs(argv: readonly string[]): Options {
@@ -399,4 +401,5 @@ else if (args.includes('failover')) await runFailoverBench(args);
 else if (args.includes('gc')) await runGcBench(args);
 else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);
+else if (args.includes('candles')) await runCandlesBench(args);
 else main();

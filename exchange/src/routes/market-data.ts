@@ -1,5 +1,6 @@
-// GET /v1/orderbook (spec, D22), GET /v1/prices/estimate (spec, D17, D22)
-// and GET /v1/trades (D33): views of one book, for every account (rule 5).
+// GET /v1/orderbook (spec, D22), GET /v1/prices/estimate (spec, D17, D22),
+// GET /v1/trades (D33) and GET /v1/candles: views of one book, for every
+// account (rule 5).
 
 import {
   FieldProblems,
@@ -8,6 +9,7 @@ import {
   HOUR_MS,
   MAX_DURATION_HOURS,
   ZONES,
+  parseTime,
 } from '@gpux/shared';
 import type { GpuType } from '@gpux/shared';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
@@ -15,13 +17,17 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 
 import { callerOf } from '../auth/authenticate.js';
-import { Defaulted, GpuCount, PAGE_QUERY, StringEnum } from '../http/schema.js';
+import { Defaulted, GpuCount, PAGE_QUERY, StringEnum, Timestamp } from '../http/schema.js';
+import { MAX_CANDLES, candleRange, candlesOf } from '../market/candles.js';
 import { listTrades, volumeSince } from '../market/queries.js';
 import type { RouteContext } from '../services.js';
 import {
+  CandlesSchema,
   EstimateSchema,
+  GranularitySchema,
   OrderBookSchema,
   TradesSchema,
+  candlesView,
   estimateView,
   orderBookView,
   tradesView,
@@ -62,6 +68,25 @@ const EstimateQuery = Type.Object(
 
 const TradesQuery = Type.Object(
   { gpu_type: StringEnum(GPU_TYPES), zone: StringEnum(ZONES), ...PAGE_QUERY },
+  { additionalProperties: false },
+);
+
+const CandlesQuery = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    zone: StringEnum(ZONES),
+    granularity: GranularitySchema('Seconds per candle.'),
+    start: Type.Optional(
+      Timestamp(
+        `The first interval is the one holding this time (default: ${MAX_CANDLES} intervals before end's).`,
+      ),
+    ),
+    end: Type.Optional(
+      Timestamp(
+        `Not included: the last interval is the one holding the instant before it (default: the end of the interval in progress, so that interval is included). At most ${MAX_CANDLES} intervals from start's to end's.`,
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -183,6 +208,34 @@ export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
     async (request) => {
       const q = request.query;
       return tradesView(q, await listTrades(ctx.db, q.gpu_type, q.zone, q.limit, q.offset));
+    },
+  );
+
+  app.get(
+    '/v1/candles',
+    {
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'Open, high, low, close and volume of one book per interval',
+        description:
+          'Intervals are aligned on the Unix epoch and each candle is named by its start; oldest first, intervals without trades left out. ' +
+          `A request covers at most ${MAX_CANDLES} intervals: a longer range is invalid_request, with the limit in the message.`,
+        tags: ['market'],
+        querystring: CandlesQuery,
+        response: { 200: CandlesSchema },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const range = candleRange(
+        {
+          granularity: q.granularity,
+          start: q.start === undefined ? undefined : parseTime(q.start, 'start'),
+          end: q.end === undefined ? undefined : parseTime(q.end, 'end'),
+        },
+        ctx.market.clock.now(),
+      );
+      return candlesView(q, range, await candlesOf(ctx.db, q.gpu_type, q.zone, range));
     },
   );
 

@@ -180,6 +180,8 @@ describe('every endpoint, in each of its forms', () => {
       await ok(get(`/v1/prices/estimate?gpu_type=h100&zone=${H100.zone}&gpu_count=8`, other)),
     ).toMatchObject({ sufficient_liquidity: true });
     await ok(get(`/v1/trades?gpu_type=h100&zone=${H100.zone}`));
+    const candles = await ok(get(`/v1/candles?gpu_type=h100&zone=${H100.zone}&granularity=60`));
+    expect(candles['candles']).toMatchObject([{ close: 2 }]);
     await ok(get('/v1/orders'));
     await ok(get(`/v1/orders/${market['order_id'] as string}`));
 

@@ -1,14 +1,16 @@
 // The JSON of one book for every account (spec rule 5): the order book view,
-// the price estimate (spec "Resources", D22) and the anonymous trades (D33),
-// and their schemas. Money in dollars rounded to cents (D1); a price that
+// the price estimate (spec "Resources", D22), the anonymous trades (D33) and
+// the candles, and their schemas. Money in dollars rounded to cents (D1); a price that
 // does not exist (an empty side, no trade yet) is null.
 
 import { GPU_TYPES, ZONES, formatDollars, splitFee } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
-import type { Static } from '@sinclair/typebox';
+import type { Static, TUnsafe } from '@sinclair/typebox';
 
 import { Dollars, GpuCount, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
+import { GRANULARITIES } from '../market/candles.js';
+import type { CandleRange, CandleRow, Granularity } from '../market/candles.js';
 import type { FillRow } from '../market/rows.js';
 import type { BookSnapshot, Estimate, Level } from '../matching/index.js';
 import { iso } from './format.js';
@@ -95,6 +97,46 @@ export const TradesSchema = Type.Object(
   { title: 'Trades' },
 );
 export type TradesJson = Static<typeof TradesSchema>;
+
+/** Seconds per candle: one of GRANULARITIES. */
+export const GranularitySchema = (description: string): TUnsafe<Granularity> =>
+  Type.Unsafe<Granularity>({ type: 'integer', enum: [...GRANULARITIES], description });
+
+export const CandlesSchema = Type.Object(
+  {
+    gpu_type: StringEnum(GPU_TYPES),
+    zone: StringEnum(ZONES),
+    granularity: GranularitySchema('Seconds per candle, as asked.'),
+    start: Timestamp('The start of the first interval covered (start rounded down to one).'),
+    end: Timestamp(
+      'The end of the last interval covered (end rounded up to one); the next range starts here.',
+    ),
+    candles: Type.Array(
+      Type.Object(
+        {
+          time: Timestamp(
+            'The interval’s start: it holds the trades from then until time + granularity, the end excluded.',
+          ),
+          open: Dollars('Price per GPU-hour of its first trade.'),
+          high: Dollars('Highest price per GPU-hour.'),
+          low: Dollars('Lowest price per GPU-hour.'),
+          close: Dollars(
+            'Price per GPU-hour of its last trade (so far, while the interval lasts).',
+          ),
+          volume_gpus: Type.Integer({ description: 'GPUs traded.' }),
+          volume_gpu_hours: Type.Integer({
+            description: 'GPU-hours traded: each trade’s GPUs times its lease hours.',
+          }),
+          trades: Type.Integer({ description: 'How many trades.' }),
+        },
+        { title: 'Candle' },
+      ),
+      { description: 'Oldest first; intervals without trades are left out.' },
+    ),
+  },
+  { title: 'Candles', description: 'Open, high, low, close and volume of one book per interval.' },
+);
+export type CandlesJson = Static<typeof CandlesSchema>;
 
 function levels(ls: readonly Level[]): { price: number; gpus: number; orders: number }[] {
   return ls.map((l) => ({ price: formatDollars(l.price), gpus: l.gpus, orders: l.orders }));
@@ -183,5 +225,29 @@ export function tradesView(
     total: page.total,
     limit: q.limit,
     offset: q.offset,
+  };
+}
+
+export function candlesView(
+  q: { gpu_type: GpuType; zone: Zone; granularity: Granularity },
+  range: CandleRange,
+  rows: readonly CandleRow[],
+): CandlesJson {
+  return {
+    gpu_type: q.gpu_type,
+    zone: q.zone,
+    granularity: q.granularity,
+    start: iso(range.startMs),
+    end: iso(range.endMs),
+    candles: rows.map((r) => ({
+      time: iso(r.start_ms),
+      open: formatDollars(r.open_cents),
+      high: formatDollars(r.high_cents),
+      low: formatDollars(r.low_cents),
+      close: formatDollars(r.close_cents),
+      volume_gpus: r.gpus,
+      volume_gpu_hours: r.gpu_hours,
+      trades: r.trades,
+    })),
   };
 }
