@@ -77,6 +77,10 @@ const PARTS: readonly string[] = [
       FROM json_to_recordset($::json)
         AS x(id text, actor text, actor_token_id text, action text, target_type text,
              target_id text, reason text, before jsonb, after jsonb)`,
+  // Issue 21: an operator's cordon of a cluster, with the withdrawals it makes (market/cordon.ts).
+  `UPDATE clusters c SET cordoned_at = x.cordoned_at
+      FROM json_to_recordset($::json) AS x(id text, cordoned_at timestamptz)
+     WHERE c.id = x.id`,
 ];
 
 const statements = new Map<number, string>();
@@ -137,6 +141,8 @@ export class ChangeSet {
   readonly keySnapshots: { lease_id: string; account_id: string }[] = [];
   /** Audit rows of the operators' actions this batch makes (issue 21, admin/audit.ts). */
   readonly audits: AuditRow[] = [];
+  /** Clusters cordoned (an ISO time) or uncordoned (null) by an operator (market/cordon.ts). */
+  readonly cordons: { id: string; cordoned_at: string | null }[] = [];
 
   get empty(): boolean {
     return (
@@ -149,7 +155,8 @@ export class ChangeSet {
       this.answers.length === 0 &&
       this.keySnapshots.length === 0 &&
       this.nodes.length === 0 &&
-      this.audits.length === 0
+      this.audits.length === 0 &&
+      this.cordons.length === 0
     );
   }
 
@@ -169,6 +176,7 @@ export class ChangeSet {
       all.keySnapshots.push(...s.keySnapshots);
       all.nodes.push(...s.nodes);
       all.audits.push(...s.audits);
+      all.cordons.push(...s.cordons);
     }
     return all;
   }
@@ -226,6 +234,7 @@ export class ChangeSet {
       this.nodes,
       this.answers,
       this.audits,
+      this.cordons,
     ];
     let mask = 0;
     const params: string[] = [];

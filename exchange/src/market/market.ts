@@ -120,7 +120,7 @@ export class Market {
   /**
    * An operator suspended the account: its open orders in every book are
    * cancelled by each book's writer, as a customer's cancel would be
-   * (BookState.cancelAccountOrders). Every book is asked, not only those the
+   * (BookState.withdrawOrders). Every book is asked, not only those the
    * database shows orders in, so an order placed while the suspension was
    * being committed is caught too. Returns the ids cancelled.
    */
@@ -128,7 +128,12 @@ export class Market {
     const cancelled = await Promise.all(
       [...this.writers.values()].map((w) =>
         w.submit((state, changes) =>
-          state.cancelAccountOrders(accountId, this.clock.now(), changes),
+          state.withdrawOrders(
+            (o) => o.account_id === accountId,
+            'account_suspended',
+            this.clock.now(),
+            changes,
+          ),
         ),
       ),
     );

@@ -10,6 +10,7 @@ import type { RejectCode } from '../matching/index.js';
 export type RefusalCode =
   | RejectCode
   | 'insufficient_capacity'
+  | 'cluster_cordoned'
   | 'insufficient_funds'
   | 'lease_not_active'
   | 'lease_not_ready'

@@ -154,6 +154,7 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
           'price_out_of_collar',
           'order_value_too_low',
           'self_trade_prevented',
+          'cluster_cordoned',
         ],
       },
       schema: {

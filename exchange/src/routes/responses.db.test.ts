@@ -297,6 +297,10 @@ describe('every endpoint, in each of its forms', () => {
     const [stuck, live] = [await lease(), await lease()];
     await ok(admin('POST', `/v1/admin/leases/${stuck}/fail`, { reason: 'r' }));
     await ok(admin('POST', `/v1/admin/leases/${live}/revoke`, { reason: 'r' }));
+    // A cluster cordoned, then uncordoned.
+    const cordoned = await ex.cluster(provider, 1, OPS.gpu_type, OPS.zone);
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
     // Money: a ledger, an adjustment, a payout.
     await ok(admin('GET', `${at}/transactions`));
     await ok(admin('POST', `${at}/adjustments`, { amount: 5, reason: 'r' }), 201);
