@@ -10,3 +10,8 @@ CREATE TABLE book_halts (
   halted_ms bigint CHECK (halted_ms IS NULL OR halted_ms > 0),
   PRIMARY KEY (gpu_type, zone)
 );
+
+-- The market reads the suspended accounts when it opens (market/market.ts):
+-- its books' writers refuse their orders. Read by this index
+-- (suspended_at IS NOT NULL is its condition).
+CREATE INDEX accounts_suspended ON accounts (suspended_at);

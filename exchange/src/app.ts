@@ -24,6 +24,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { adminAccountRoutes } from './routes/admin-accounts.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminBookRoutes } from './routes/admin-books.js';
+import { adminClusterRoutes } from './routes/admin-clusters.js';
 import { adminLeaseRoutes } from './routes/admin-leases.js';
 import { adminMoneyRoutes } from './routes/admin-money.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
@@ -98,6 +99,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(serviceRoutes, { ctx });
   void app.register(accountRoutes, { ctx });
   void app.register(clusterRoutes, { ctx });
+  void app.register(adminClusterRoutes, { ctx });
   void app.register(platformRoutes, { ctx });
   void app.register(adminAccountRoutes, { ctx });
   void app.register(adminAuditRoutes, { ctx });

@@ -27,6 +27,7 @@ describe('errors by kind → gRPC status (issue 20)', () => {
     ['lease_not_provisioning', status.FAILED_PRECONDITION],
     ['insufficient_liquidity', status.FAILED_PRECONDITION],
     ['insufficient_capacity', status.FAILED_PRECONDITION],
+    ['cluster_cordoned', status.FAILED_PRECONDITION],
     ['self_trade_prevented', status.FAILED_PRECONDITION],
     ['idempotency_key_reused', status.FAILED_PRECONDITION],
     ['idempotency_key_in_progress', status.ABORTED],

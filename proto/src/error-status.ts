@@ -34,6 +34,7 @@ export const GRPC_STATUS_OF_ERROR = {
   lease_not_provisioning: status.FAILED_PRECONDITION,
   insufficient_liquidity: status.FAILED_PRECONDITION,
   insufficient_capacity: status.FAILED_PRECONDITION,
+  cluster_cordoned: status.FAILED_PRECONDITION,
   self_trade_prevented: status.FAILED_PRECONDITION,
   market_halted: status.FAILED_PRECONDITION,
   // gRPC's code for "retry the same request a little later": nothing happened.

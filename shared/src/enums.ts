@@ -41,6 +41,8 @@ export const CANCEL_REASONS = [
   'order_value_too_low',
   /** An operator suspended the account (POST /v1/admin/accounts/{id}/suspend). */
   'account_suspended',
+  /** An operator cordoned the sell's cluster (POST /v1/admin/clusters/{id}/cordon). */
+  'cluster_cordoned',
 ] as const;
 export type CancelReason = (typeof CANCEL_REASONS)[number];
 

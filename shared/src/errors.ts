@@ -82,6 +82,12 @@ export const ERROR_CODES = {
     meaning: 'The cluster has fewer free nodes than the sell order offers.',
     decision: 'D31',
   },
+  cluster_cordoned: {
+    status: 409,
+    meaning:
+      'An operator cordoned the cluster: it takes no new sell or resale until it is uncordoned.',
+    decision: 'D31',
+  },
   self_trade_prevented: {
     status: 409,
     meaning: 'The order would trade with its own organization; nothing filled.',

@@ -3,6 +3,7 @@ import type { Node } from '@gpux/proto';
 import { describe, expect, it } from 'vitest';
 
 import { SILENT_LOGGER } from '../logger.js';
+import type { LogFn, Logger } from '../logger.js';
 import { FakeExchange } from '../testing/fake-exchange.js';
 import { Seller } from './seller.js';
 
@@ -16,7 +17,7 @@ const node = (hostname: string, leaseId = ''): Node => ({
   leaseId,
 });
 
-function setUp(leased: Set<string> = new Set()) {
+function setUp(leased: Set<string> = new Set(), logger: Logger = SILENT_LOGGER) {
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
   let now = 1_000_000;
   const seller = new Seller({
@@ -26,7 +27,7 @@ function setUp(leased: Set<string> = new Set()) {
     listHours: 168,
     renewBeforeMs: 15 * 60_000,
     leasedHostnames: () => leased,
-    logger: SILENT_LOGGER,
+    logger,
     now: () => now,
   });
   return { exchange, seller, clock: { tick: (ms: number) => (now += ms), now: () => now } };
@@ -89,5 +90,73 @@ describe('the seller lists only nodes it does not know are leased', () => {
     await repriced.tick(view);
     expect(exchange.of('withdrawSell')).toHaveLength(1);
     expect(exchange.sells.map((s) => s.priceCents)).toEqual([300]);
+  });
+});
+
+describe('a refusal of the book that lasts is logged once, not at every heartbeat', () => {
+  /** The lines logged, as `level: message`. */
+  function logged(): { logger: Logger; lines: string[] } {
+    const lines: string[] = [];
+    const at =
+      (level: string): LogFn =>
+      (a: object | string, msg?: string) =>
+        void lines.push(`${level}: ${typeof a === 'string' ? a : (msg ?? '')}`);
+    return {
+      lines,
+      logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') },
+    };
+  }
+
+  it("the exchange's operators cordoned the cluster: one sell asked a round, the cordon logged once, the sells taken again once", async () => {
+    const { logger, lines } = logged();
+    const { exchange, seller, clock } = setUp(new Set(), logger);
+    const view = () => ({ nodes: [node('node-a'), node('node-b')], atMs: clock.now() });
+    exchange.refusal = {
+      code: 'cluster_cordoned',
+      message: `cluster ${CLUSTER} is cordoned by the exchange's operators`,
+    };
+    for (let round = 0; round < 5; round++) {
+      clock.tick(5_000);
+      await seller.tick(view());
+    }
+    // One sell a round (not one per free node), and no tighter.
+    expect(exchange.of('publishSell')).toHaveLength(5);
+    expect(lines.filter((l) => l.includes('cordoned'))).toEqual([
+      expect.stringMatching(/^info: the exchange's operators cordoned the cluster/),
+    ]);
+    expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([]);
+    expect(seller.status.refusal).toMatchObject({ code: 'cluster_cordoned', atMs: clock.now() });
+
+    // Uncordoned: the next round lists both nodes.
+    exchange.refusal = undefined;
+    clock.tick(5_000);
+    await seller.tick(view());
+    expect(exchange.sells).toHaveLength(2);
+    expect(seller.status.refusal).toBeUndefined();
+    expect(lines.filter((l) => l.includes('takes the sells again'))).toHaveLength(1);
+  });
+
+  it('another refusal (the collar) is logged once while it stays the same, again when it changes', async () => {
+    const { logger, lines } = logged();
+    const { exchange, seller, clock } = setUp(new Set(), logger);
+    const view = () => ({ nodes: [node('node-a')], atMs: clock.now() });
+    exchange.refusal = {
+      code: 'price_out_of_collar',
+      message: 'limit_price must be $1.00 to $3.00',
+    };
+    for (let round = 0; round < 3; round++) {
+      clock.tick(5_000);
+      await seller.tick(view());
+    }
+    exchange.refusal = {
+      code: 'price_out_of_collar',
+      message: 'limit_price must be $1.10 to $3.30',
+    };
+    clock.tick(5_000);
+    await seller.tick(view());
+    expect(exchange.of('publishSell')).toHaveLength(4);
+    expect(lines.filter((l) => l.startsWith('warn: the exchange refused the sell'))).toHaveLength(
+      2,
+    );
   });
 });

@@ -4,18 +4,25 @@
 // them free: those of leases it was told to provision, and those of its
 // sells filled since that answer (a sell open at the last round and
 // smaller now); the exchange would refuse them (D31: no free capacity). A
-// refusal of the book (price collar D15, minimum value D16, capacity D31)
-// is logged, kept for the agent's status, and tried again at the next
-// heartbeat. A request the exchange refuses as invalid is not sent again
-// unchanged (paced-exchange.ts): logged once, it stays in the status until
-// a round succeeds.
+// refusal of the book (price collar D15, minimum value D16, capacity D31,
+// the cluster cordoned by the exchange's operators) is kept for the agent's
+// status and tried again at the next heartbeat, one sell a round; it is
+// logged when it is not the refusal already kept, so one that lasts (a
+// cordon) is logged once, and the sells taken again after it once. A
+// request the exchange refuses as invalid is not sent again unchanged
+// (paced-exchange.ts): logged once, it stays in the status until a round
+// succeeds.
 
 import type { Node, Refusal } from '@gpux/proto';
+import type { ErrorCode } from '@gpux/shared';
 
 import { isRefusedAsIs } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
 import { planSells } from './sell-plan.js';
+
+/** The exchange's refusal of a sell while its operators cordon the cluster (docs/api/admin.md). */
+export const CLUSTER_CORDONED: ErrorCode = 'cluster_cordoned';
 
 /** The cluster's nodes as a heartbeat answer showed them, and when it came. */
 export interface NodesView {
@@ -137,17 +144,16 @@ export class Seller {
         windowHours: this.o.listHours,
       });
       if (res.result?.$case === 'refusal') {
-        const refusal = { ...res.result.value, atMs: this.now() };
-        this.o.logger.warn(
-          { code: refusal.code, message: refusal.message, askCents: this.o.askCents },
-          'the exchange refused the sell; trying again at the next heartbeat',
-        );
-        this.state = { ...this.state, refusal };
+        this.refused(res.result.value);
         break;
       }
       if (res.result?.$case === 'order') {
         listed += res.result.value.remainingNodes;
         open.set(res.result.value.orderId, res.result.value.remainingNodes);
+        const was = this.state.refusal;
+        if (was !== undefined) {
+          this.o.logger.info({ refusedBefore: was.code }, 'the exchange takes the sells again');
+        }
         this.o.logger.info(
           { orderId: res.result.value.orderId, priceCents: this.o.askCents },
           'free node listed',
@@ -156,6 +162,25 @@ export class Seller {
       }
     }
     this.state = { ...this.state, listedNodes: listed, freeNodes: plan.free };
+  }
+
+  /** A refusal of the book: kept for the status; logged unless it is the one kept already. */
+  private refused(r: Refusal): void {
+    const kept = this.state.refusal;
+    this.state = { ...this.state, refusal: { ...r, atMs: this.now() } };
+    if (kept?.code === r.code && kept.message === r.message) return;
+    const fields = { code: r.code, message: r.message, askCents: this.o.askCents };
+    if (r.code === CLUSTER_CORDONED) {
+      this.o.logger.info(
+        fields,
+        "the exchange's operators cordoned the cluster: no node is listed until they lift it (asked again at each heartbeat)",
+      );
+    } else {
+      this.o.logger.warn(
+        fields,
+        'the exchange refused the sell; trying again at the next heartbeat',
+      );
+    }
   }
 
   /** Nodes our sells offered at the last round and offer no more: filled since. */

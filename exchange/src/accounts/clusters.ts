@@ -25,6 +25,8 @@ export interface ClusterView {
   readonly gpuType: GpuType;
   readonly zone: Zone;
   readonly createdAt: Date;
+  /** When an operator cordoned it (market/cordon.ts); null when not cordoned. */
+  readonly cordonedAt: Date | null;
   readonly nodes: readonly NodeView[];
 }
 
@@ -65,20 +67,25 @@ export async function createCluster(tx: Queryable, c: NewCluster): Promise<Clust
     gpuType: c.gpuType,
     zone: c.zone,
     createdAt: row?.created_at ?? new Date(),
+    cordonedAt: null,
     nodes,
   };
 }
 
-/** Every cluster with its nodes, oldest first, nodes by hostname. */
-export async function listClusters(q: Queryable): Promise<ClusterView[]> {
+/** Every cluster (or the one named) with its nodes, oldest first, nodes by hostname. */
+export async function listClusters(q: Queryable, clusterId?: string): Promise<ClusterView[]> {
+  const id = clusterId ?? null;
   const clusters = await q.query<{
     id: string;
     provider_account_id: string;
     gpu_type: GpuType;
     zone: Zone;
     created_at: Date;
+    cordoned_at: Date | null;
   }>(
-    'SELECT id, provider_account_id, gpu_type, zone, created_at FROM clusters ORDER BY created_at, id',
+    `SELECT id, provider_account_id, gpu_type, zone, created_at, cordoned_at FROM clusters
+      WHERE $1::text IS NULL OR id = $1 ORDER BY created_at, id`,
+    [id],
   );
   const nodes = await q.query<{
     id: string;
@@ -86,7 +93,11 @@ export async function listClusters(q: Queryable): Promise<ClusterView[]> {
     hostname: string;
     status: NodeView['status'];
     last_heartbeat_at: Date | null;
-  }>('SELECT id, cluster_id, hostname, status, last_heartbeat_at FROM nodes ORDER BY hostname');
+  }>(
+    `SELECT id, cluster_id, hostname, status, last_heartbeat_at FROM nodes
+      WHERE $1::text IS NULL OR cluster_id = $1 ORDER BY hostname`,
+    [id],
+  );
   const byCluster = new Map<string, NodeView[]>();
   for (const n of nodes) {
     const list = byCluster.get(n.cluster_id) ?? [];
@@ -104,6 +115,7 @@ export async function listClusters(q: Queryable): Promise<ClusterView[]> {
     gpuType: c.gpu_type,
     zone: c.zone,
     createdAt: c.created_at,
+    cordonedAt: c.cordoned_at,
     nodes: byCluster.get(c.id) ?? [],
   }));
 }

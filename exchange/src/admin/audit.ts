@@ -20,6 +20,8 @@ export const AUDIT_ACTIONS = [
   'token.issue',
   'token.revoke',
   'cluster.create',
+  'cluster.cordon',
+  'cluster.uncordon',
   'lease.fail',
   'lease.revoke',
   'account.adjustment',

@@ -169,6 +169,7 @@ describe('start-up reads on PostgreSQL (docs/architecture.md flow 5)', () => {
     }
     // What a book is rebuilt from: the check above looked at all of it.
     expect([...tables].sort()).toEqual([
+      'accounts',
       'book_halts',
       'clusters',
       'credit_holds',

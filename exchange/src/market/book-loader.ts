@@ -104,7 +104,10 @@ export async function loadBook(
   return state;
 }
 
-/** The clusters of a book (or one of them) with their nodes; capacity counters empty. */
+/**
+ * The clusters of a book (or one of them) with their nodes and whether an
+ * operator cordoned them (market/cordon.ts); capacity counters empty.
+ */
 export async function loadClusters(
   db: Queryable,
   gpuType: GpuType,
@@ -114,11 +117,14 @@ export async function loadClusters(
   const rows = await db.query<{
     cluster_id: string;
     provider_account_id: string;
+    cordoned_ms: number | null;
     node_id: string | null;
     hostname: string | null;
     status: NodeState['status'] | null;
   }>(
-    `SELECT c.id AS cluster_id, c.provider_account_id, n.id AS node_id, n.hostname, n.status
+    `SELECT c.id AS cluster_id, c.provider_account_id,
+            (extract(epoch FROM c.cordoned_at) * 1000)::float8 AS cordoned_ms,
+            n.id AS node_id, n.hostname, n.status
        FROM clusters c LEFT JOIN nodes n ON n.cluster_id = c.id
       WHERE c.gpu_type = $1 AND c.zone = $2 AND ($3::text IS NULL OR c.id = $3)
       ORDER BY c.id, n.hostname`,
@@ -128,7 +134,7 @@ export async function loadClusters(
   for (const r of rows) {
     let c = out.get(r.cluster_id);
     if (c === undefined) {
-      c = emptyCluster(r.cluster_id, r.provider_account_id);
+      c = emptyCluster(r.cluster_id, r.provider_account_id, r.cordoned_ms);
       out.set(r.cluster_id, c);
     }
     if (r.node_id !== null && r.hostname !== null && r.status !== null) {

@@ -11,6 +11,7 @@
 // Lease rules: book-leases.ts.
 
 import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
+import type { CancelReason } from '@gpux/shared';
 
 import { resaleOrder } from '../leases/resale.js';
 import { chargedCents, priceMovedPastHold } from '../orders/credit.js';
@@ -18,7 +19,7 @@ import type { ResaleRequest } from '../leases/resale.js';
 import { BookCore } from './book-core.js';
 import { BookLeases } from './book-leases.js';
 import type { LiveLease } from './book-leases.js';
-import { freeNodes, setNodeStatus } from './capacity.js';
+import { freeNodes, sellRefusal, setNodeStatus } from './capacity.js';
 import type { NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
 import { notActive, refuse } from './refusal.js';
@@ -100,20 +101,22 @@ export class BookState extends BookCore {
   }
 
   /**
-   * An operator suspended the account (docs/api/admin.md): every open order
-   * of it in this book (resting, scheduled, unseen; buys, sells, resells)
-   * leaves the book as a customer's cancel would, its credit held released,
-   * with cancel_reason account_suspended. Its live leases stay. Returns the
-   * ids of the orders cancelled.
+   * An operator's sweep (docs/api/admin.md): every open order that `which`
+   * picks (resting, scheduled, unseen) leaves the book as a customer's
+   * cancel would, its credit hold released, with `reason` (account_suspended,
+   * cluster_cordoned). Live leases stay. Returns the ids cancelled.
    */
-  cancelAccountOrders(accountId: string, now: number, changes: ChangeSet): string[] {
-    const ids = [...this.orders.values()]
-      .filter((o) => o.account_id === accountId)
-      .map((o) => o.id);
+  withdrawOrders(
+    which: (o: OrderRow) => boolean,
+    reason: CancelReason,
+    now: number,
+    changes: ChangeSet,
+  ): string[] {
+    const ids = [...this.orders.values()].filter(which).map((o) => o.id);
     if (ids.length === 0) return [];
     return this.command(changes, () => {
       this.advance(now);
-      return ids.filter((id) => this.withdraw(id, 'account_suspended', now));
+      return ids.filter((id) => this.withdraw(id, reason, now));
     });
   }
 
@@ -269,17 +272,13 @@ export class BookState extends BookCore {
         `the ${this.gpuType} ${this.zone} book is halted by an operator; open orders can still be cancelled`,
       );
     }
+    const refused = sellRefusal(this.clusters, row);
+    if (refused !== undefined) return refused;
     const cluster =
       row.resale_lease_id === null && row.cluster_id !== null
         ? this.cluster(row.cluster_id)
         : undefined;
     const nodes = row.gpu_count / GPUS_PER_NODE;
-    if (cluster !== undefined && freeNodes(cluster) < nodes) {
-      return refuse(
-        'insufficient_capacity',
-        `cluster ${cluster.id} has ${Math.max(0, freeNodes(cluster))} free nodes; the order offers ${nodes}`,
-      );
-    }
     const result = this.book.place(inputOf(row), now);
     if (!result.ok) {
       this.handle(result.events);

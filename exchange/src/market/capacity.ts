@@ -1,9 +1,15 @@
 // A provider cluster's nodes as one book sees them (D31): which are up, which
 // a live lease holds, and how many the cluster's open sell orders offer.
 // The open sells and live leases of a cluster never exceed its nodes that are
-// not offline; the book checks freeNodes() before a sell enters it.
+// not offline; the book checks them (sellRefusal) before a sell enters it. A
+// cluster an operator cordoned takes no new sell, and no resale of a lease on
+// it (market/cordon.ts).
 
-import { InvariantError } from '@gpux/shared';
+import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
+
+import { refuse } from './refusal.js';
+import type { Refusal } from './refusal.js';
+import type { OrderRow } from './rows.js';
 
 export interface NodeState {
   readonly id: string;
@@ -24,9 +30,15 @@ export interface ClusterState {
   openSellNodes: number;
   /** Where the search for a free node starts: just after the last one leased. */
   nextFree: number;
+  /** When an operator cordoned it (clusters.cordoned_at); null when not cordoned. */
+  cordonedMs: number | null;
 }
 
-export function emptyCluster(id: string, providerAccountId: string): ClusterState {
+export function emptyCluster(
+  id: string,
+  providerAccountId: string,
+  cordonedMs: number | null = null,
+): ClusterState {
   return {
     id,
     providerAccountId,
@@ -35,7 +47,34 @@ export function emptyCluster(id: string, providerAccountId: string): ClusterStat
     leased: new Map(),
     openSellNodes: 0,
     nextFree: 0,
+    cordonedMs,
   };
+}
+
+/**
+ * Why a new sell may not offer nodes of its cluster, if it may not: an
+ * operator cordoned the cluster (a provider's sell, or a resale of a lease on
+ * it: a cordon lands no new buyer there), or a provider's sell offers more
+ * nodes than are free (D31).
+ */
+export function sellRefusal(
+  clusters: ReadonlyMap<string, ClusterState>,
+  row: Pick<OrderRow, 'cluster_id' | 'resale_lease_id' | 'gpu_count'>,
+): Refusal | undefined {
+  const c = row.cluster_id === null ? undefined : clusters.get(row.cluster_id);
+  if (c === undefined) return undefined;
+  if (c.cordonedMs !== null) {
+    return refuse(
+      'cluster_cordoned',
+      `cluster ${c.id} is cordoned by the exchange's operators: it takes no new sell or resale until it is uncordoned`,
+    );
+  }
+  const nodes = row.gpu_count / GPUS_PER_NODE;
+  if (row.resale_lease_id !== null || freeNodes(c) >= nodes) return undefined;
+  return refuse(
+    'insufficient_capacity',
+    `cluster ${c.id} has ${Math.max(0, freeNodes(c))} free nodes; the order offers ${nodes}`,
+  );
 }
 
 /** A node of the cluster, as loaded. */

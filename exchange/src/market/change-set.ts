@@ -82,6 +82,10 @@ const PARTS: readonly string[] = [
     SELECT gpu_type, zone, halted_ms
       FROM json_to_recordset($::json) AS x(gpu_type text, zone text, halted_ms bigint)
     ON CONFLICT (gpu_type, zone) DO UPDATE SET halted_ms = EXCLUDED.halted_ms`,
+  // Issue 21: an operator's cordon of a cluster, with the withdrawals it makes (market/cordon.ts).
+  `UPDATE clusters c SET cordoned_at = x.cordoned_at
+      FROM json_to_recordset($::json) AS x(id text, cordoned_at timestamptz)
+     WHERE c.id = x.id`,
 ];
 
 const statements = new Map<number, string>();
@@ -144,6 +148,8 @@ export class ChangeSet {
   readonly audits: AuditRow[] = [];
   /** Books halted (halted_ms) or resumed (null) by this batch. */
   readonly halts: { gpu_type: string; zone: string; halted_ms: number | null }[] = [];
+  /** Clusters cordoned (an ISO time) or uncordoned (null) by an operator (market/cordon.ts). */
+  readonly cordons: { id: string; cordoned_at: string | null }[] = [];
 
   get empty(): boolean {
     return (
@@ -157,7 +163,8 @@ export class ChangeSet {
       this.keySnapshots.length === 0 &&
       this.nodes.length === 0 &&
       this.audits.length === 0 &&
-      this.halts.length === 0
+      this.halts.length === 0 &&
+      this.cordons.length === 0
     );
   }
 
@@ -178,6 +185,7 @@ export class ChangeSet {
       all.nodes.push(...s.nodes);
       all.audits.push(...s.audits);
       all.halts.push(...s.halts);
+      all.cordons.push(...s.cordons);
     }
     return all;
   }
@@ -236,6 +244,7 @@ export class ChangeSet {
       this.answers,
       this.audits,
       this.halts,
+      this.cordons,
     ];
     let mask = 0;
     const params: string[] = [];

@@ -136,7 +136,7 @@ export class Market {
    * An operator suspended the account: from now on the books refuse its
    * orders (isSuspended), and its open orders in every book are cancelled by
    * each book's writer, as a customer's cancel would be
-   * (BookState.cancelAccountOrders). Every book is asked, not only those the
+   * (BookState.withdrawOrders). Every book is asked, not only those the
    * database shows orders in, so an order placed while the suspension was
    * being committed is caught too. Returns the ids cancelled.
    */
@@ -145,7 +145,12 @@ export class Market {
     const cancelled = await Promise.all(
       [...this.writers.values()].map((w) =>
         w.submit((state, changes) =>
-          state.cancelAccountOrders(accountId, this.clock.now(), changes),
+          state.withdrawOrders(
+            (o) => o.account_id === accountId,
+            'account_suspended',
+            this.clock.now(),
+            changes,
+          ),
         ),
       ),
     );

@@ -11,6 +11,7 @@ export type RefusalCode =
   | RejectCode
   | 'account_suspended'
   | 'insufficient_capacity'
+  | 'cluster_cordoned'
   | 'insufficient_funds'
   | 'lease_not_active'
   | 'lease_not_ready'

@@ -9,8 +9,11 @@ export type Millis = number;
 export type Side = 'buy' | 'sell';
 export type OrderType = 'market' | 'limit';
 
-/** The reasons the book itself gives (the others come from leases and nodes). */
-export type EngineCancelReason = Exclude<CancelReason, 'lease_terminated' | 'nodes_offline'>;
+/** The reasons the book itself gives (the others come from leases, nodes and operators). */
+export type EngineCancelReason = Exclude<
+  CancelReason,
+  'lease_terminated' | 'nodes_offline' | 'account_suspended' | 'cluster_cordoned'
+>;
 
 export type RejectCode =
   | 'invalid_request'

@@ -10,6 +10,7 @@ import { HOUR_MS } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { balanceOf } from '../ledger/ledger.js';
+import { ADMIN_TOKEN } from '../market/testing/test-exchange.js';
 import type { TestExchange } from '../market/testing/test-exchange.js';
 import { agentHarness } from './testing/agent-harness.js';
 import type { AgentHarness, Provider } from './testing/agent-harness.js';
@@ -320,5 +321,35 @@ describe('the agents gRPC service (D29)', () => {
       NodeStatus.NODE_STATUS_ONLINE,
       NodeStatus.NODE_STATUS_ONLINE,
     ]);
+  });
+
+  it('a cordoned cluster: its sells withdrawn, a new one refused with cluster_cordoned as an answer; uncordoned, taken again', async () => {
+    const p = await provider(2, 'h200', 'us-west-1');
+    await attach(p);
+    const publish = () =>
+      call(h.client.publishSell, p.token, {
+        clusterId: p.clusterId,
+        nodes: 1,
+        priceCents: 250,
+        windowHours: 168,
+      });
+    expect((await publish()).result?.$case).toBe('order');
+    const admin = (action: string) =>
+      ex.call('POST', `/v1/admin/clusters/${p.clusterId}/${action}`, ADMIN_TOKEN, {
+        reason: 'rack maintenance',
+      });
+    expect((await admin('cordon')).json['cancelled_order_ids']).toHaveLength(1);
+    expect((await call(h.client.listSells, p.token, { clusterId: p.clusterId })).orders).toEqual(
+      [],
+    );
+    // A refusal of the book, as the collar's: the agent keeps it in its
+    // status and asks again at its next round (agent/src/selling/seller.ts).
+    const refused = await publish();
+    expect(refused.result).toMatchObject({
+      $case: 'refusal',
+      value: { code: 'cluster_cordoned' },
+    });
+    expect((await admin('uncordon')).status).toBe(200);
+    expect((await publish()).result?.$case).toBe('order');
   });
 });

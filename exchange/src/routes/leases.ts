@@ -155,6 +155,7 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
           'order_value_too_low',
           'self_trade_prevented',
           'market_halted',
+          'cluster_cordoned',
         ],
       },
       schema: {

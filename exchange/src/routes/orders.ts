@@ -53,6 +53,7 @@ export const orderRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
           'insufficient_funds',
           'insufficient_liquidity',
           'insufficient_capacity',
+          'cluster_cordoned',
           'self_trade_prevented',
           'market_halted',
         ],

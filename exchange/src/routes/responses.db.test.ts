@@ -299,6 +299,14 @@ describe('every endpoint, in each of its forms', () => {
     const [stuck, live] = [await lease(), await lease()];
     await ok(admin('POST', `/v1/admin/leases/${stuck}/fail`, { reason: 'r' }));
     await ok(admin('POST', `/v1/admin/leases/${live}/revoke`, { reason: 'r' }));
+    // A cluster cordoned, then uncordoned.
+    const cordoned = await ex.cluster(provider, 1, OPS.gpu_type, OPS.zone);
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
+    // A book halted, then resumed.
+    await ok(admin('GET', '/v1/admin/books'));
+    await ok(admin('POST', `/v1/admin/books/${OPS.gpu_type}/${OPS.zone}/halt`, { reason: 'r' }));
+    await ok(admin('POST', `/v1/admin/books/${OPS.gpu_type}/${OPS.zone}/resume`, { reason: 'r' }));
     // Money: a ledger, an adjustment, a payout.
     await ok(admin('GET', `${at}/transactions`));
     await ok(admin('POST', `${at}/adjustments`, { amount: 5, reason: 'r' }), 201);

@@ -103,6 +103,11 @@ export const ClusterSchema = Type.Object(
     gpu_type: StringEnum(GPU_TYPES),
     zone: StringEnum(ZONES),
     created_at: Timestamp(),
+    cordoned_at: Nullable(
+      Timestamp(
+        'When an operator cordoned it (its sells withdrawn, no new sell or resale taken); null when not cordoned.',
+      ),
+    ),
     nodes: Type.Array(NodeSchema),
   },
   { title: 'Cluster', description: 'A provider cluster.' },
@@ -204,6 +209,7 @@ export function clusterView(c: ClusterView): ClusterJson {
     gpu_type: c.gpuType,
     zone: c.zone,
     created_at: c.createdAt.toISOString(),
+    cordoned_at: c.cordonedAt?.toISOString() ?? null,
     nodes: c.nodes.map((n) => ({
       node_id: n.nodeId,
       hostname: n.hostname,
