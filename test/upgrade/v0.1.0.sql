@@ -6,7 +6,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict va1bM71bDzOChDxTeL2KIBNtndcK7rMuqqngLpRuWCva6jRL9OcNWYZ1ag097XL
+\restrict JrOzaFq4HbWYgqv0P0RdbwkigZZPgQFDAd9QrTd4DTCfNtrFqkOHOEtGn69WSf4
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -596,10 +596,10 @@ ALTER TABLE ONLY public.outbox ALTER COLUMN seq SET DEFAULT nextval('public.outb
 --
 
 COPY public.accounts (id, organization_id, name, credit_limit_cents, created_at) FROM stdin;
-acc_platform	org_platform	platform	\N	2026-11-26 17:38:44.330225+00
-acc_01m8cf0dy24ywgwja25r9dv653	org_01m8cf0dxzbqrbvdr1jghhpqh7	farm	\N	2026-11-26 17:38:45.822705+00
-acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6czd067zh00pb	lab	\N	2026-11-26 17:38:45.888117+00
-acc_01m8cf0fqa2231e3y18zkt8yav	org_01m8cf0fq9fmrn5478m44hwn2x	studio	\N	2026-11-26 17:38:47.657669+00
+acc_platform	org_platform	platform	\N	2026-11-26 17:54:01.359046+00
+acc_01m8cfwczz6v41nbtxzsc329rm	org_01m8cfwczy8rxqqynf3xe5fhvc	farm	\N	2026-11-26 17:54:02.364133+00
+acc_01m8cfwd1f2hy1x4t717ncpr2g	org_01m8cfwd1e0jafvz57xzs57qdk	lab	\N	2026-11-26 17:54:02.410613+00
+acc_01m8cfwe8rc3j4e6351d3k413j	org_01m8cfwe8rc3j4e6351d3k413h	studio	\N	2026-11-26 17:54:03.671941+00
 \.
 
 
@@ -608,9 +608,9 @@ acc_01m8cf0fqa2231e3y18zkt8yav	org_01m8cf0fq9fmrn5478m44hwn2x	studio	\N	2026-11-
 --
 
 COPY public.api_tokens (id, account_id, token_hash, scopes, created_at, revoked_at) FROM stdin;
-tok_01m8cf0dy8dhkgphd89vwj07gj	acc_01m8cf0dy24ywgwja25r9dv653	\\x9c78f4892287a8196e78b7dd9332b2c66461f1519c6f5ae96f0ca85c0be2839e	{trade,read,leases,provider}	2026-11-26 17:38:45.822705+00	\N
-tok_01m8cf0e0b4nm2v15s6c2ngy2d	acc_01m8cf0e0b4nm2v15s6c2ngy2c	\\xc57da0498d1ae401257b965cb681cd2b23865ac9ca5b267f80d708af0737f7e4	{trade,read,leases}	2026-11-26 17:38:45.888117+00	\N
-tok_01m8cf0fqa2231e3y18zkt8yaw	acc_01m8cf0fqa2231e3y18zkt8yav	\\xa132715007bc76a08c6d25573c30850a2d0ad726ff72d1469f49e72afc4d8554	{trade,read,leases}	2026-11-26 17:38:47.657669+00	\N
+tok_01m8cfwd02w2g8q6ty4grkv4wh	acc_01m8cfwczz6v41nbtxzsc329rm	\\x8d84b0460630f2f146623332756c97d19106093c609e6ba6c3ebcfe9e3427283	{trade,read,leases,provider}	2026-11-26 17:54:02.364133+00	\N
+tok_01m8cfwd1f2hy1x4t717ncpr2h	acc_01m8cfwd1f2hy1x4t717ncpr2g	\\x81a2c7c9cc898ed4d4e7b6993ebe88736c83be1b796dbd20040b870f41215d86	{trade,read,leases}	2026-11-26 17:54:02.410613+00	\N
+tok_01m8cfwe8sb3j781aafh7z99yr	acc_01m8cfwe8rc3j4e6351d3k413j	\\xdc8bbedf09c35fe824b9470b256e34f10f7df43d61d71814b73311ad16a8e7ed	{trade,read,leases}	2026-11-26 17:54:03.671941+00	\N
 \.
 
 
@@ -619,7 +619,7 @@ tok_01m8cf0fqa2231e3y18zkt8yaw	acc_01m8cf0fqa2231e3y18zkt8yav	\\xa132715007bc76a
 --
 
 COPY public.clusters (id, provider_account_id, gpu_type, zone, agent_attached_at, created_at, heartbeat_ms, agent_version, provisioner, agent_host) FROM stdin;
-cls_01m8cf0e141gam3252m2p89g6k	acc_01m8cf0dy24ywgwja25r9dv653	h100	us-east-1	2026-11-26 17:38:47.558+00	2026-11-26 17:38:45.923434+00	300000	0.1.0	simulated	{"os": "Debian GNU/Linux 12", "cpuCores": 2, "cpuModel": "AMD EPYC", "hostname": "vm", "memoryMib": 24105}
+cls_01m8cfwd1s5an73tddw0842404	acc_01m8cfwczz6v41nbtxzsc329rm	h100	us-east-1	2026-11-26 17:54:03.55+00	2026-11-26 17:54:02.422148+00	300000	0.1.0	simulated	{"os": "Debian GNU/Linux 12", "cpuCores": 2, "cpuModel": "AMD EPYC", "hostname": "vm", "memoryMib": 24105}
 \.
 
 
@@ -636,8 +636,8 @@ COPY public.credit_holds (order_id, account_id, gpu_type, zone, cents, created_m
 --
 
 COPY public.fills (id, gpu_type, zone, buy_order_id, sell_order_id, lease_id, gpus, price_cents, hours, at_ms, book_seq) FROM stdin;
-trd_01m8cf0fsr034qn7yhbm93myjv	h100	us-east-1	ord_01m8cf0fsqqsy41nzteyrs82mx	ord_01m8cf0fq3p514430hfdydbphv	lse_01m8cf0fsr034qn7yhbm93myjt	8	250	48	1795714727735	1
-trd_01m8cf0fxjwb14rgvdr3fhde19	h100	us-east-1	ord_01m8cf0fxjwb14rgvdr3fhde17	ord_01m8cf0fr0e3r2dn8pxtbpth62	lse_01m8cf0fxjwb14rgvdr3fhde18	8	250	24	1795714727858	2
+trd_01m8cfwe9zx6n13gxndgqnppdc	h100	us-east-1	ord_01m8cfwe9ystvp7pzmcth42a6t	ord_01m8cfwe7xv4g0zys4g9gq3r55	lse_01m8cfwe9ystvp7pzmcth42a6v	8	250	48	1795715643710	1
+trd_01m8cfwecj4tvt5y6sv0zpnjek	h100	us-east-1	ord_01m8cfwech1xmaz5v46ypydf5q	ord_01m8cfwe8bh612eamjhdt5c1z1	lse_01m8cfwecj4tvt5y6sv0zpnjej	8	250	24	1795715643794	2
 \.
 
 
@@ -646,7 +646,7 @@ trd_01m8cf0fxjwb14rgvdr3fhde19	h100	us-east-1	ord_01m8cf0fxjwb14rgvdr3fhde17	ord
 --
 
 COPY public.idempotency_keys (account_id, key, request_hash, status_code, response_body, created_ms, instance_id) FROM stdin;
-acc_01m8cf0e0b4nm2v15s6c2ngy2c	fixture-buy-active-lease	\\x4b9cac5d218fdd401754b6033ee2b2eb1d614cdf4c729c0db459e66182970dcf	200	{"order_id":"ord_01m8cf0fsqqsy41nzteyrs82mx","side":"buy","gpu_type":"h100","gpu_count":8,"zone":"us-east-1","duration_hours":48,"order_type":"market","status":"filled","filled_gpus":8,"allow_partial":false,"start_time":"2026-11-26T17:38:47.735Z","created_at":"2026-11-26T17:38:47.735Z","avg_price":2.5,"matched_price":2.5,"total_cost":960,"lease_id":"lse_01m8cf0fsr034qn7yhbm93myjt","filled_at":"2026-11-26T17:38:47.735Z","matches":[{"matched_at":"2026-11-26T17:38:47.735Z","gpus":8,"price":2.5,"lease_id":"lse_01m8cf0fsr034qn7yhbm93myjt"}]}	1795714727727	exchange
+acc_01m8cfwd1f2hy1x4t717ncpr2g	fixture-buy-active-lease	\\x4b9cac5d218fdd401754b6033ee2b2eb1d614cdf4c729c0db459e66182970dcf	200	{"order_id":"ord_01m8cfwe9ystvp7pzmcth42a6t","side":"buy","gpu_type":"h100","gpu_count":8,"zone":"us-east-1","duration_hours":48,"order_type":"market","status":"filled","filled_gpus":8,"allow_partial":false,"start_time":"2026-11-26T17:54:03.710Z","created_at":"2026-11-26T17:54:03.710Z","avg_price":2.5,"matched_price":2.5,"total_cost":960,"lease_id":"lse_01m8cfwe9ystvp7pzmcth42a6v","filled_at":"2026-11-26T17:54:03.710Z","matches":[{"matched_at":"2026-11-26T17:54:03.710Z","gpus":8,"price":2.5,"lease_id":"lse_01m8cfwe9ystvp7pzmcth42a6v"}]}	1795715643703	exchange
 \.
 
 
@@ -655,8 +655,8 @@ acc_01m8cf0e0b4nm2v15s6c2ngy2c	fixture-buy-active-lease	\\x4b9cac5d218fdd401754b
 --
 
 COPY public.lease_access (lease_id, ssh_endpoints, ssh_host_keys, kubeconfig_sealed, reported_ms, revoked_ms) FROM stdin;
-lse_01m8cf0fsr034qn7yhbm93myjt	[{"endpoint": "lse-01m8cf0fsr034qn7yhbm93myjt-1@127.0.0.1:37273", "hostname": "gpu-1"}]	["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFU4nPeybRZoNm3Fi7ftsiGgRcHalgFb3XvITXuMRaHR"]	\\x01f6be94f964814f06de898a3019ccd115ee7b78d77abd7c3cb638b37b729b0ac452b3ed60c698c48c1fcc46ffbd2fbdd8487a5d8c609f85c3f66034c22a23d7667050bedeb52400fdad987bbe99ac077670ff432b8348ee9247dfaacdd1dfa69cf7cf5355fa13f07638966ebd9fb352c426c0912c46e696ea723fe6e26fdd1605ab046d48d307398b6dfb179990fcdacb25d24c8cfdfd02b5ccb5bc9ee90c526e46ee0097033e1f5e96e35a3bf259d74d388de7b6cb8bff2565316b836c96d6f553b0c68694533e00f6e9c1fb183e5d2f3041e14a792b053e9f80943dddbee1fd2b3f6abf5c65d1e3f7d40c43ff5e42da31b60300ebf7db306bdb3d4c6e51f7b132d45d5203e8a0293fec4d2ea8f20aa62aea47019f535189a47767a3ad1a7c2387545fe5f50b02b101f7aac9107bd6e9d7592cabd4f9015e167c36edf4dd14a7818cd18cc63ee4cb2b57607c50c5d64e90e75bbf4f43a6e03c6681bbb05b2d09b7eb95d699b5770b235a479fdf8f44b7a4d66e6b99c946174f9ef2cf37bae5200b49e55100c1a66a677623a19684933db36545ad155ed53db26108c1a71deca815e5d89b9e3160ed6f066ce5f1b153276a43ae87ed010e4655011f21336dd43f4d03e77a96006f4d72a3e702acc5f13f4fad583f8dfb2e31f90a92c739238281eaa074b6fd810578a6374be2cadfe2f6a6ee0e6e9382e98957ca5f8c1f22ab70424e914fd0d659309aacd9290b2fe42050a6e1fcf7f008e10afe300c4fc9b21a863599a041826216552877fcb01ddd76148dc3781f3e00e390b05bac521d8f40ef18564fea80335fa76230ffaa1b93955fec9376bcca4989fea1c9e1544da9b83ef7776a2ce187c31532bd7c65c62ceb778f47a34e0595a9a62e28f9eb98d8716e3a20a98f04eb839152508a1a0c0146f87bc54877f327476b8586ec06a72db9727e9b3692f7e0ea2f4f1399446498223d1e29bf824fb600201633cb330151d161f9475da72061101d499ff922ef83c40fecb12fff54df35e16299dbb5c121a88b06f78fbc6d121cbee9ba0a9e1a4558818ee6f5798a49e3f710cb49700337b251b72035ccb775420b8b4b6e61beaf562e833854531f0ffbe1bfafac729c2c13d3984b76619ba41475882bce995daa6797763f776c809b65c7ee6d8ed67124a0e0f63b9ef8ab604f1503a475145249edc85f812a0bcec9409c297ca19df92124e03e4762efb92018e415f036438fb0eb4c92aff9ea32ea42ebb992c294e7e1e53ef11d774fa699e858f3ced40f3ad76a8d968c330849db323b1978e70e410ee839d009e0803d09ea3b09c462e7a0fd67fde8834a0464147fe3c259454e73209381f0f0dedd1ceb1934167b048e8a922150bfbc9904f9597954629d0f7d4b30a95eacd98418c7ca1d3d8be7860c4303532daead7a8f0f032051a59f02bc581bae950701a0990d0795c8eeb94c9ec66f14dafc2d515420cd5a86fed8491b67	1795714727793	\N
-lse_01m8cf0fxjwb14rgvdr3fhde18	[{"endpoint": "lse-01m8cf0fxjwb14rgvdr3fhde18-1@127.0.0.1:37273", "hostname": "gpu-2"}]	["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFU4nPeybRZoNm3Fi7ftsiGgRcHalgFb3XvITXuMRaHR"]	\N	1795714727888	1795714727962
+lse_01m8cfwe9ystvp7pzmcth42a6v	[{"endpoint": "lse-01m8cfwe9ystvp7pzmcth42a6v-1@127.0.0.1:45983", "hostname": "gpu-1"}]	["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAP9vkpkvdeUa8e9FF1V0pzCbWY4ZiOqwqjY8anoa164"]	\\x012eb5f1561d373461733df9ffb3ef3662616c0cf05f87ff3039886239aec4f51a6bb96866ab2348f7be68c29b4d1bf585159dbe4c2610ad6723a90c6603ed2e18ca0c85eb43545f1059dc8f53424f301bb2f2fa1eb3700e39aaf322eb24aa27438bb5d908f66419509969ec010c9546ec8e8b7d3b004c5f5cbae0c481dbb6196cdf7dfff7c5163bc7b35bb57ace4b2f81c8deeb0321da2112f0f5657a4933c16dc8c7b01f9277be7911f09cf9fd2ca63d5c397966b1a54ee429fc6369545fed3b8eda3923c0f3db2b12815f921c9edc3b16aa387ba544191b2a4fe79108e00826e82d27258deb0bcd53e3801023afe28ab8fe862599c519a60ea8d99f47b3e9ec1e94d6fe0d9eabaeb7cd8b32371fa5ef8b625f74daa995b9f535836b643cb7ba976d34684fce10e935f7d38642c8596577f002a0a116254ae407f2dd467ac0943fe57c5be2591cc21ba375e5f38fb393cdecbf2a1ae014678d7f28c3c9502000949bb3be57a042b0d7aaa34e7876bc0497a234aed07da40da9e7d6282f18993d9f908054bcd07261c886279c91635a5eb9a5dc530200f8025850c2e7d1d702696b745b0f372ffe64e053ed614988b643ce71bbd7a5fc68f62927a3ba5b1a104a90f707b1d75435d7081af3bc5619601683214fe249d98add5a9291f8b6ca29c994bf0a9a1de3a37802d4282f10df64438961b3055ddb802fa7656270650f678f39ca8af432312477c838406bb5d7262174296c721cb36f250e98fe22692d157644e2d6b13232fdb4955323e6e7523b941615ac41047fbe75df0ff9db34e700d0d3dcbf93f036c9eae4a842f6da10339ed2c7ef67053abe2a14593f0e62d8bf304a1d1eb36b4fa895ebc6671f982adf3ae5b9c73bdc3103e2cbec4bd9f976beb08bdc6261d3972495bdda249a97e5b3477b409414bd886902e3068aefe5969a66f67ff88b4d79a2f39541c6708438bf4767e3c3086fd2ab5db4da3fbc685b34246a0c1eb838db6b58ed24cd6b4c967595e625aa6e90577e6aa489a74e0f52af13a158ed7f9ce91877018efb437211ba3370e26d6fb02101e41cd7100be953ef589e09155e925b809a230ef8a5b9197bd93168d89477f3b3fe0205e18ba5b0ab327c263df9a8de6b14ce74d4bc10030e3c1a6f784ee32c794997e3492892676405ed38f12948eab22591a3bff216db59599d3c839713cf05654156da3be88c6618c21d3b47d4ca0d6d20e758135fa011a39029a746e11a2574e3f6f44e7f88265f84385c2706425113747237c974cd012f3e03dce041cd862daf555ca5719cbaa81ddbfdabbf1fcccd050fa7d5bf1d4c59c4cbf229a3b4282a3bd63ad225372f275a66d9b5a8b893bbbd3624338ce2f3d497030884cd534bebb419fd672e21c7a944e8d4b3f57a62654989cffd0c1935166e5405f95e7c8577375d921eb4ed68f10d519f82955e690d0518b043b6e9221234308415c546475cab760d674958	1795715643747	\N
+lse_01m8cfwecj4tvt5y6sv0zpnjej	[{"endpoint": "lse-01m8cfwecj4tvt5y6sv0zpnjej-1@127.0.0.1:45983", "hostname": "gpu-2"}]	["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAP9vkpkvdeUa8e9FF1V0pzCbWY4ZiOqwqjY8anoa164"]	\N	1795715643809	1795715643873
 \.
 
 
@@ -665,8 +665,8 @@ lse_01m8cf0fxjwb14rgvdr3fhde18	[{"endpoint": "lse-01m8cf0fxjwb14rgvdr3fhde18-1@1
 --
 
 COPY public.lease_keys (lease_id, "position", public_key) FROM stdin;
-lse_01m8cf0fsr034qn7yhbm93myjt	1	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINB3nN3Zb+nOUoiLsYIsh6f99jvLkXUS2gSWck0ahazw
-lse_01m8cf0fxjwb14rgvdr3fhde18	1	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINB3nN3Zb+nOUoiLsYIsh6f99jvLkXUS2gSWck0ahazw
+lse_01m8cfwe9ystvp7pzmcth42a6v	1	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOlkM3+k5ey2chJu6dtPE1vqI0oNwO7DyVvU/KILc+Wd
+lse_01m8cfwecj4tvt5y6sv0zpnjej	1	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOlkM3+k5ey2chJu6dtPE1vqI0oNwO7DyVvU/KILc+Wd
 \.
 
 
@@ -675,8 +675,8 @@ lse_01m8cf0fxjwb14rgvdr3fhde18	1	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINB3nN3Zb+n
 --
 
 COPY public.lease_nodes (lease_id, node_id, hostname) FROM stdin;
-lse_01m8cf0fsr034qn7yhbm93myjt	nod_01m8cf0e15tee9ssmfrj3h6rh6	gpu-1
-lse_01m8cf0fxjwb14rgvdr3fhde18	nod_01m8cf0e15tee9ssmfrj3h6rh7	gpu-2
+lse_01m8cfwe9ystvp7pzmcth42a6v	nod_01m8cfwd1s5an73tddw0842405	gpu-1
+lse_01m8cfwecj4tvt5y6sv0zpnjej	nod_01m8cfwd1y5000t0dx2qk5gpac	gpu-2
 \.
 
 
@@ -685,8 +685,8 @@ lse_01m8cf0fxjwb14rgvdr3fhde18	nod_01m8cf0e15tee9ssmfrj3h6rh7	gpu-2
 --
 
 COPY public.leases (id, account_id, organization_id, buy_order_id, seller_account_id, cluster_id, gpu_type, zone, gpu_count, hourly_cents, compute_cents, fee_cents, start_ms, end_ms, created_ms, status, ended_ms, end_reason, refund_cents, source_lease_id, ready_ms, transfer_ms, opened_ms) FROM stdin;
-lse_01m8cf0fsr034qn7yhbm93myjt	acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6czd067zh00pb	ord_01m8cf0fsqqsy41nzteyrs82mx	acc_01m8cf0dy24ywgwja25r9dv653	cls_01m8cf0e141gam3252m2p89g6k	h100	us-east-1	8	2000	96000	9600	1795714727735	1795887527735	1795714727735	active	\N	\N	\N	\N	1795714727797	\N	1795714727735
-lse_01m8cf0fxjwb14rgvdr3fhde18	acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6czd067zh00pb	ord_01m8cf0fxjwb14rgvdr3fhde17	acc_01m8cf0dy24ywgwja25r9dv653	cls_01m8cf0e141gam3252m2p89g6k	h100	us-east-1	8	2000	48000	4800	1795714727858	1795801127858	1795714727858	terminated	1795714727915	terminated	48000	\N	1795714727893	\N	1795714727858
+lse_01m8cfwe9ystvp7pzmcth42a6v	acc_01m8cfwd1f2hy1x4t717ncpr2g	org_01m8cfwd1e0jafvz57xzs57qdk	ord_01m8cfwe9ystvp7pzmcth42a6t	acc_01m8cfwczz6v41nbtxzsc329rm	cls_01m8cfwd1s5an73tddw0842404	h100	us-east-1	8	2000	96000	9600	1795715643710	1795888443710	1795715643710	active	\N	\N	\N	\N	1795715643750	\N	1795715643710
+lse_01m8cfwecj4tvt5y6sv0zpnjej	acc_01m8cfwd1f2hy1x4t717ncpr2g	org_01m8cfwd1e0jafvz57xzs57qdk	ord_01m8cfwech1xmaz5v46ypydf5q	acc_01m8cfwczz6v41nbtxzsc329rm	cls_01m8cfwd1s5an73tddw0842404	h100	us-east-1	8	2000	48000	4800	1795715643794	1795802043794	1795715643794	terminated	1795715643839	terminated	48000	\N	1795715643811	\N	1795715643794
 \.
 
 
@@ -695,19 +695,19 @@ lse_01m8cf0fxjwb14rgvdr3fhde18	acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6
 --
 
 COPY public.ledger_entries (id, transaction_id, account_id, kind, amount_cents, created_at) FROM stdin;
-1	txn_01m8cf0fsr034qn7yhbm93myjw	acc_01m8cf0e0b4nm2v15s6c2ngy2c	buyer_charge	-96000	2026-11-26 17:38:47.737812+00
-2	txn_01m8cf0fsr034qn7yhbm93myjw	acc_01m8cf0e0b4nm2v15s6c2ngy2c	buyer_fee	-9600	2026-11-26 17:38:47.737812+00
-3	txn_01m8cf0fsr034qn7yhbm93myjw	acc_01m8cf0dy24ywgwja25r9dv653	seller_proceeds	96000	2026-11-26 17:38:47.737812+00
-4	txn_01m8cf0fsr034qn7yhbm93myjw	acc_01m8cf0dy24ywgwja25r9dv653	seller_fee	-9600	2026-11-26 17:38:47.737812+00
-5	txn_01m8cf0fsr034qn7yhbm93myjw	acc_platform	platform_fee	19200	2026-11-26 17:38:47.737812+00
-6	txn_01m8cf0fxjwb14rgvdr3fhde1a	acc_01m8cf0e0b4nm2v15s6c2ngy2c	buyer_charge	-48000	2026-11-26 17:38:47.85892+00
-7	txn_01m8cf0fxjwb14rgvdr3fhde1a	acc_01m8cf0e0b4nm2v15s6c2ngy2c	buyer_fee	-4800	2026-11-26 17:38:47.85892+00
-8	txn_01m8cf0fxjwb14rgvdr3fhde1a	acc_01m8cf0dy24ywgwja25r9dv653	seller_proceeds	48000	2026-11-26 17:38:47.85892+00
-9	txn_01m8cf0fxjwb14rgvdr3fhde1a	acc_01m8cf0dy24ywgwja25r9dv653	seller_fee	-4800	2026-11-26 17:38:47.85892+00
-10	txn_01m8cf0fxjwb14rgvdr3fhde1a	acc_platform	platform_fee	9600	2026-11-26 17:38:47.85892+00
-11	txn_01m8cf0fzcpbc3rce1ee2jtfbe	acc_01m8cf0e0b4nm2v15s6c2ngy2c	refund	48000	2026-11-26 17:38:47.91658+00
-12	txn_01m8cf0fzcpbc3rce1ee2jtfbe	acc_01m8cf0dy24ywgwja25r9dv653	refund_reversal	-43200	2026-11-26 17:38:47.91658+00
-13	txn_01m8cf0fzcpbc3rce1ee2jtfbe	acc_platform	fee_refund	-4800	2026-11-26 17:38:47.91658+00
+1	txn_01m8cfwe9zx6n13gxndgqnppdd	acc_01m8cfwd1f2hy1x4t717ncpr2g	buyer_charge	-96000	2026-11-26 17:54:03.711839+00
+2	txn_01m8cfwe9zx6n13gxndgqnppdd	acc_01m8cfwd1f2hy1x4t717ncpr2g	buyer_fee	-9600	2026-11-26 17:54:03.711839+00
+3	txn_01m8cfwe9zx6n13gxndgqnppdd	acc_01m8cfwczz6v41nbtxzsc329rm	seller_proceeds	96000	2026-11-26 17:54:03.711839+00
+4	txn_01m8cfwe9zx6n13gxndgqnppdd	acc_01m8cfwczz6v41nbtxzsc329rm	seller_fee	-9600	2026-11-26 17:54:03.711839+00
+5	txn_01m8cfwe9zx6n13gxndgqnppdd	acc_platform	platform_fee	19200	2026-11-26 17:54:03.711839+00
+6	txn_01m8cfwecj4tvt5y6sv0zpnjem	acc_01m8cfwd1f2hy1x4t717ncpr2g	buyer_charge	-48000	2026-11-26 17:54:03.794773+00
+7	txn_01m8cfwecj4tvt5y6sv0zpnjem	acc_01m8cfwd1f2hy1x4t717ncpr2g	buyer_fee	-4800	2026-11-26 17:54:03.794773+00
+8	txn_01m8cfwecj4tvt5y6sv0zpnjem	acc_01m8cfwczz6v41nbtxzsc329rm	seller_proceeds	48000	2026-11-26 17:54:03.794773+00
+9	txn_01m8cfwecj4tvt5y6sv0zpnjem	acc_01m8cfwczz6v41nbtxzsc329rm	seller_fee	-4800	2026-11-26 17:54:03.794773+00
+10	txn_01m8cfwecj4tvt5y6sv0zpnjem	acc_platform	platform_fee	9600	2026-11-26 17:54:03.794773+00
+11	txn_01m8cfwedzcnwy3b8nnne8274t	acc_01m8cfwd1f2hy1x4t717ncpr2g	refund	48000	2026-11-26 17:54:03.839869+00
+12	txn_01m8cfwedzcnwy3b8nnne8274t	acc_01m8cfwczz6v41nbtxzsc329rm	refund_reversal	-43200	2026-11-26 17:54:03.839869+00
+13	txn_01m8cfwedzcnwy3b8nnne8274t	acc_platform	fee_refund	-4800	2026-11-26 17:54:03.839869+00
 \.
 
 
@@ -716,9 +716,9 @@ COPY public.ledger_entries (id, transaction_id, account_id, kind, amount_cents, 
 --
 
 COPY public.ledger_transactions (id, kind, order_id, lease_id, created_at) FROM stdin;
-txn_01m8cf0fsr034qn7yhbm93myjw	lease_charge	ord_01m8cf0fsqqsy41nzteyrs82mx	lse_01m8cf0fsr034qn7yhbm93myjt	2026-11-26 17:38:47.737812+00
-txn_01m8cf0fxjwb14rgvdr3fhde1a	lease_charge	ord_01m8cf0fxjwb14rgvdr3fhde17	lse_01m8cf0fxjwb14rgvdr3fhde18	2026-11-26 17:38:47.85892+00
-txn_01m8cf0fzcpbc3rce1ee2jtfbe	lease_refund	ord_01m8cf0fxjwb14rgvdr3fhde17	lse_01m8cf0fxjwb14rgvdr3fhde18	2026-11-26 17:38:47.91658+00
+txn_01m8cfwe9zx6n13gxndgqnppdd	lease_charge	ord_01m8cfwe9ystvp7pzmcth42a6t	lse_01m8cfwe9ystvp7pzmcth42a6v	2026-11-26 17:54:03.711839+00
+txn_01m8cfwecj4tvt5y6sv0zpnjem	lease_charge	ord_01m8cfwech1xmaz5v46ypydf5q	lse_01m8cfwecj4tvt5y6sv0zpnjej	2026-11-26 17:54:03.794773+00
+txn_01m8cfwedzcnwy3b8nnne8274t	lease_refund	ord_01m8cfwech1xmaz5v46ypydf5q	lse_01m8cfwecj4tvt5y6sv0zpnjej	2026-11-26 17:54:03.839869+00
 \.
 
 
@@ -727,18 +727,18 @@ txn_01m8cf0fzcpbc3rce1ee2jtfbe	lease_refund	ord_01m8cf0fxjwb14rgvdr3fhde17	lse_0
 --
 
 COPY public.market_owners (book, epoch, owner_id, instance_id, host, pid, url, lease_until, host_key) FROM stdin;
-h100/eu-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-h200/us-east-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b300/us-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-h200/us-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b300/eu-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-h200/eu-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b300/us-east-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b200/eu-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-h100/us-east-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b200/us-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-b200/us-east-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
-h100/us-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h100/eu-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h200/us-east-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b300/us-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h200/us-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b300/eu-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h200/eu-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b300/us-east-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b200/eu-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h100/us-east-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b200/us-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+b200/us-east-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
+h100/us-west-1	1	\N	exchange	vm	8937	http://127.0.0.1:40445	\N	3bfb9046-3ff0-4826-b8b0-19a3686ae9e6/pid:[4026531836]
 \.
 
 
@@ -747,10 +747,10 @@ h100/us-west-1	1	\N	exchange	vm	22434	http://127.0.0.1:43205	\N	3bfb9046-3ff0-48
 --
 
 COPY public.nodes (id, cluster_id, hostname, status, last_heartbeat_at, created_at, gpus, problem) FROM stdin;
-nod_01m8cf0e15tee9ssmfrj3h6rh6	cls_01m8cf0e141gam3252m2p89g6k	gpu-1	online	2026-11-26 17:38:47.615+00	2026-11-26 17:38:45.923434+00	[]	\N
-nod_01m8cf0e15tee9ssmfrj3h6rh7	cls_01m8cf0e141gam3252m2p89g6k	gpu-2	online	2026-11-26 17:38:47.615+00	2026-11-26 17:38:45.923434+00	[]	\N
-nod_01m8cf0e18fqpt5bvmsjxk4jva	cls_01m8cf0e141gam3252m2p89g6k	gpu-3	online	2026-11-26 17:38:47.615+00	2026-11-26 17:38:45.923434+00	[]	\N
-nod_01m8cf0e18fqpt5bvmsjxk4jvb	cls_01m8cf0e141gam3252m2p89g6k	gpu-4	online	2026-11-26 17:38:47.615+00	2026-11-26 17:38:45.923434+00	[]	\N
+nod_01m8cfwd1s5an73tddw0842405	cls_01m8cfwd1s5an73tddw0842404	gpu-1	online	2026-11-26 17:54:03.6+00	2026-11-26 17:54:02.422148+00	[]	\N
+nod_01m8cfwd1y5000t0dx2qk5gpac	cls_01m8cfwd1s5an73tddw0842404	gpu-2	online	2026-11-26 17:54:03.6+00	2026-11-26 17:54:02.422148+00	[]	\N
+nod_01m8cfwd1y5000t0dx2qk5gpad	cls_01m8cfwd1s5an73tddw0842404	gpu-3	online	2026-11-26 17:54:03.6+00	2026-11-26 17:54:02.422148+00	[]	\N
+nod_01m8cfwd1z499pv1mrag7m5zcc	cls_01m8cfwd1s5an73tddw0842404	gpu-4	online	2026-11-26 17:54:03.6+00	2026-11-26 17:54:02.422148+00	[]	\N
 \.
 
 
@@ -759,13 +759,13 @@ nod_01m8cf0e18fqpt5bvmsjxk4jvb	cls_01m8cf0e141gam3252m2p89g6k	gpu-4	online	2026-
 --
 
 COPY public.orders (id, account_id, organization_id, side, order_type, gpu_type, zone, gpu_count, duration_hours, limit_price_cents, allow_partial, start_ms, flexible_window_hours, expires_input_ms, cluster_id, resale_lease_id, transfer_immediately, status, filled_gpus, cancelled_gpus, cancel_reason, reference_price_cents, created_ms, filled_ms, cancelled_ms, book_state, remaining_nodes, seq, accept_seq, accepted_ms, arrive_ms, expires_ms, rest_price_cents, window_start_ms, window_end_ms) FROM stdin;
-ord_01m8cf0frgada8s4mvwm0wte1m	acc_01m8cf0dy24ywgwja25r9dv653	org_01m8cf0dxzbqrbvdr1jghhpqh7	sell	limit	h100	us-east-1	8	168	250	f	1795714727696	\N	\N	cls_01m8cf0e141gam3252m2p89g6k	\N	\N	pending	0	0	\N	\N	1795714727696	\N	\N	resting	1	3	3	1795714727696	1795714727696	1796315927697	250	\N	\N
-ord_01m8cf0frvyy65w8vwwsy8185k	acc_01m8cf0dy24ywgwja25r9dv653	org_01m8cf0dxzbqrbvdr1jghhpqh7	sell	limit	h100	us-east-1	8	168	250	f	1795714727707	\N	\N	cls_01m8cf0e141gam3252m2p89g6k	\N	\N	pending	0	0	\N	\N	1795714727707	\N	\N	resting	1	4	4	1795714727707	1795714727707	1796315927708	250	\N	\N
-ord_01m8cf0fsqqsy41nzteyrs82mx	acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6czd067zh00pb	buy	market	h100	us-east-1	8	48	\N	f	1795714727735	\N	\N	\N	\N	\N	filled	8	0	\N	\N	1795714727735	1795714727735	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
-ord_01m8cf0fq3p514430hfdydbphv	acc_01m8cf0dy24ywgwja25r9dv653	org_01m8cf0dxzbqrbvdr1jghhpqh7	sell	limit	h100	us-east-1	8	168	250	f	1795714727651	\N	\N	cls_01m8cf0e141gam3252m2p89g6k	\N	\N	filled	8	0	\N	\N	1795714727651	1795714727735	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
-ord_01m8cf0fxjwb14rgvdr3fhde17	acc_01m8cf0e0b4nm2v15s6c2ngy2c	org_01m8cf0e0236r6czd067zh00pb	buy	market	h100	us-east-1	8	24	\N	f	1795714727858	\N	\N	\N	\N	\N	filled	8	0	\N	\N	1795714727858	1795714727858	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
-ord_01m8cf0fr0e3r2dn8pxtbpth62	acc_01m8cf0dy24ywgwja25r9dv653	org_01m8cf0dxzbqrbvdr1jghhpqh7	sell	limit	h100	us-east-1	8	168	250	f	1795714727680	\N	\N	cls_01m8cf0e141gam3252m2p89g6k	\N	\N	filled	8	0	\N	\N	1795714727680	1795714727858	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
-ord_01m8cf0fzn422ygz6pt0f996w0	acc_01m8cf0fqa2231e3y18zkt8yav	org_01m8cf0fq9fmrn5478m44hwn2x	buy	limit	h100	us-east-1	8	24	210	f	1795714727925	\N	\N	\N	\N	\N	pending	0	0	\N	\N	1795714727925	\N	\N	resting	1	5	7	1795714727925	1795714727925	1795801127925	210	\N	\N
+ord_01m8cfwe8qa229kpr1vcca50np	acc_01m8cfwczz6v41nbtxzsc329rm	org_01m8cfwczy8rxqqynf3xe5fhvc	sell	limit	h100	us-east-1	8	168	250	f	1795715643671	\N	\N	cls_01m8cfwd1s5an73tddw0842404	\N	\N	pending	0	0	\N	\N	1795715643671	\N	\N	resting	1	3	3	1795715643671	1795715643671	1796316843672	250	\N	\N
+ord_01m8cfwe8w1zw6gkftnfz2kzh6	acc_01m8cfwczz6v41nbtxzsc329rm	org_01m8cfwczy8rxqqynf3xe5fhvc	sell	limit	h100	us-east-1	8	168	250	f	1795715643676	\N	\N	cls_01m8cfwd1s5an73tddw0842404	\N	\N	pending	0	0	\N	\N	1795715643676	\N	\N	resting	1	4	4	1795715643676	1795715643676	1796316843677	250	\N	\N
+ord_01m8cfwe9ystvp7pzmcth42a6t	acc_01m8cfwd1f2hy1x4t717ncpr2g	org_01m8cfwd1e0jafvz57xzs57qdk	buy	market	h100	us-east-1	8	48	\N	f	1795715643710	\N	\N	\N	\N	\N	filled	8	0	\N	\N	1795715643710	1795715643710	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
+ord_01m8cfwe7xv4g0zys4g9gq3r55	acc_01m8cfwczz6v41nbtxzsc329rm	org_01m8cfwczy8rxqqynf3xe5fhvc	sell	limit	h100	us-east-1	8	168	250	f	1795715643645	\N	\N	cls_01m8cfwd1s5an73tddw0842404	\N	\N	filled	8	0	\N	\N	1795715643645	1795715643710	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
+ord_01m8cfwech1xmaz5v46ypydf5q	acc_01m8cfwd1f2hy1x4t717ncpr2g	org_01m8cfwd1e0jafvz57xzs57qdk	buy	market	h100	us-east-1	8	24	\N	f	1795715643794	\N	\N	\N	\N	\N	filled	8	0	\N	\N	1795715643794	1795715643794	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
+ord_01m8cfwe8bh612eamjhdt5c1z1	acc_01m8cfwczz6v41nbtxzsc329rm	org_01m8cfwczy8rxqqynf3xe5fhvc	sell	limit	h100	us-east-1	8	168	250	f	1795715643659	\N	\N	cls_01m8cfwd1s5an73tddw0842404	\N	\N	filled	8	0	\N	\N	1795715643659	1795715643794	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N	\N
+ord_01m8cfwee82a367qh6g6jrcwnh	acc_01m8cfwe8rc3j4e6351d3k413j	org_01m8cfwe8rc3j4e6351d3k413h	buy	limit	h100	us-east-1	8	24	210	f	1795715643848	\N	\N	\N	\N	\N	pending	0	0	\N	\N	1795715643848	\N	\N	resting	1	5	7	1795715643848	1795715643848	1795802043848	210	\N	\N
 \.
 
 
@@ -774,10 +774,10 @@ ord_01m8cf0fzn422ygz6pt0f996w0	acc_01m8cf0fqa2231e3y18zkt8yav	org_01m8cf0fq9fmrn
 --
 
 COPY public.organizations (id, name, created_at) FROM stdin;
-org_platform	gpux platform	2026-11-26 17:38:44.330225+00
-org_01m8cf0dxzbqrbvdr1jghhpqh7	farm	2026-11-26 17:38:45.822705+00
-org_01m8cf0e0236r6czd067zh00pb	lab	2026-11-26 17:38:45.888117+00
-org_01m8cf0fq9fmrn5478m44hwn2x	studio	2026-11-26 17:38:47.657669+00
+org_platform	gpux platform	2026-11-26 17:54:01.359046+00
+org_01m8cfwczy8rxqqynf3xe5fhvc	farm	2026-11-26 17:54:02.364133+00
+org_01m8cfwd1e0jafvz57xzs57qdk	lab	2026-11-26 17:54:02.410613+00
+org_01m8cfwe8rc3j4e6351d3k413h	studio	2026-11-26 17:54:03.671941+00
 \.
 
 
@@ -786,9 +786,9 @@ org_01m8cf0fq9fmrn5478m44hwn2x	studio	2026-11-26 17:38:47.657669+00
 --
 
 COPY public.outbox (seq, event_id, subject, payload, created_ms, published_ms) FROM stdin;
-1	evt_01m8cf0fsr034qn7yhbm93myjx	gpux.cluster.cls_01m8cf0e141gam3252m2p89g6k.lease.provision	{"kind":"lease.provision","event_id":"evt_01m8cf0fsr034qn7yhbm93myjx","lease_id":"lse_01m8cf0fsr034qn7yhbm93myjt","cluster_id":"cls_01m8cf0e141gam3252m2p89g6k","account_id":"acc_01m8cf0e0b4nm2v15s6c2ngy2c","namespace":"gpux-lse-01m8cf0fsr034qn7yhbm93myjt","lease_user":"lse-01m8cf0fsr034qn7yhbm93myjt","nodes":[{"hostname":"gpu-1","ssh_user":"lse-01m8cf0fsr034qn7yhbm93myjt-1"}],"gpu_count":8,"start_ms":1795714727735,"end_ms":1795887527735,"source_lease_id":null}	1795714727735	1795714727871
-2	evt_01m8cf0fxjwb14rgvdr3fhde1b	gpux.cluster.cls_01m8cf0e141gam3252m2p89g6k.lease.provision	{"kind":"lease.provision","event_id":"evt_01m8cf0fxjwb14rgvdr3fhde1b","lease_id":"lse_01m8cf0fxjwb14rgvdr3fhde18","cluster_id":"cls_01m8cf0e141gam3252m2p89g6k","account_id":"acc_01m8cf0e0b4nm2v15s6c2ngy2c","namespace":"gpux-lse-01m8cf0fxjwb14rgvdr3fhde18","lease_user":"lse-01m8cf0fxjwb14rgvdr3fhde18","nodes":[{"hostname":"gpu-2","ssh_user":"lse-01m8cf0fxjwb14rgvdr3fhde18-1"}],"gpu_count":8,"start_ms":1795714727858,"end_ms":1795801127858,"source_lease_id":null}	1795714727858	1795714727918
-3	evt_01m8cf0fzcpbc3rce1ee2jtfbf	gpux.cluster.cls_01m8cf0e141gam3252m2p89g6k.lease.revoke	{"kind":"lease.revoke","event_id":"evt_01m8cf0fzcpbc3rce1ee2jtfbf","lease_id":"lse_01m8cf0fxjwb14rgvdr3fhde18","cluster_id":"cls_01m8cf0e141gam3252m2p89g6k","namespace":"gpux-lse-01m8cf0fxjwb14rgvdr3fhde18","nodes":["gpu-2"],"reason":"terminated","at_ms":1795714727915}	1795714727915	1795714728084
+1	evt_01m8cfwe9zx6n13gxndgqnppde	gpux.cluster.cls_01m8cfwd1s5an73tddw0842404.lease.provision	{"kind":"lease.provision","event_id":"evt_01m8cfwe9zx6n13gxndgqnppde","lease_id":"lse_01m8cfwe9ystvp7pzmcth42a6v","cluster_id":"cls_01m8cfwd1s5an73tddw0842404","account_id":"acc_01m8cfwd1f2hy1x4t717ncpr2g","namespace":"gpux-lse-01m8cfwe9ystvp7pzmcth42a6v","lease_user":"lse-01m8cfwe9ystvp7pzmcth42a6v","nodes":[{"hostname":"gpu-1","ssh_user":"lse-01m8cfwe9ystvp7pzmcth42a6v-1"}],"gpu_count":8,"start_ms":1795715643710,"end_ms":1795888443710,"source_lease_id":null}	1795715643710	1795715643797
+2	evt_01m8cfwecj4tvt5y6sv0zpnjen	gpux.cluster.cls_01m8cfwd1s5an73tddw0842404.lease.provision	{"kind":"lease.provision","event_id":"evt_01m8cfwecj4tvt5y6sv0zpnjen","lease_id":"lse_01m8cfwecj4tvt5y6sv0zpnjej","cluster_id":"cls_01m8cfwd1s5an73tddw0842404","account_id":"acc_01m8cfwd1f2hy1x4t717ncpr2g","namespace":"gpux-lse-01m8cfwecj4tvt5y6sv0zpnjej","lease_user":"lse-01m8cfwecj4tvt5y6sv0zpnjej","nodes":[{"hostname":"gpu-2","ssh_user":"lse-01m8cfwecj4tvt5y6sv0zpnjej-1"}],"gpu_count":8,"start_ms":1795715643794,"end_ms":1795802043794,"source_lease_id":null}	1795715643794	1795715643842
+3	evt_01m8cfwedzcnwy3b8nnne8274v	gpux.cluster.cls_01m8cfwd1s5an73tddw0842404.lease.revoke	{"kind":"lease.revoke","event_id":"evt_01m8cfwedzcnwy3b8nnne8274v","lease_id":"lse_01m8cfwecj4tvt5y6sv0zpnjej","cluster_id":"cls_01m8cfwd1s5an73tddw0842404","namespace":"gpux-lse-01m8cfwecj4tvt5y6sv0zpnjej","nodes":["gpu-2"],"reason":"terminated","at_ms":1795715643839}	1795715643839	1795715643933
 \.
 
 
@@ -797,20 +797,20 @@ COPY public.outbox (seq, event_id, subject, payload, created_ms, published_ms) F
 --
 
 COPY public.schema_migrations (version, name, applied_at, checksum) FROM stdin;
-1	accounts_and_ledger	2026-11-26 17:38:44.330225+00	a950f8d3ad15bcb2fed41dd795d45a704bb8a2b251312bb7460ce4a0cb2be755
-2	unique_organization_names	2026-11-26 17:38:44.411285+00	1eba1d3a20b117ddf61ba77e68572bb76695bb89ce53c7b912fa4edf3b030a81
-3	clusters_and_nodes	2026-11-26 17:38:44.418999+00	d31570ffd529b12524363a83c54640445e66a8bb3f3203ac44cd8906b4f8bcc4
-4	ssh_keys	2026-11-26 17:38:44.440505+00	0d8deadcf8b2090b5560857614f795054c66d8e27f6cee51abe54c27748aa58b
-5	orders_fills_leases	2026-11-26 17:38:44.465008+00	a5c850df022e2dc80ce35f2d549ec99a03cf1cb1d3ad1bdbd288a20f1c3259aa
-6	hot_path_checks	2026-11-26 17:38:44.535447+00	aae309df6f80b2a79c5b8de71f3e2edb4ed56fd73273ebd443266d747975b610
-7	hot_path_types	2026-11-26 17:38:44.547498+00	6bb4d8a5d51267e1bb040924e2b9cec552560f36d3b341abcfd402a001d85471
-8	clusters_by_book	2026-11-26 17:38:44.683234+00	690a03a9486f307d5d7be526f24ba55e389a7909860dd414037cbfb808fd7ae6
-9	credit_holds	2026-11-26 17:38:44.698947+00	1928f748f836bcdea67f3b34abe529e8515a5e71d08078be1a34008168dfc1d0
-10	idempotency_instance	2026-11-26 17:38:44.72544+00	b194f0ad63a5a9b57e67621d777c4902b491b3f6d5e6e0dd9e01534ddff4c96d
-11	provider_path	2026-11-26 17:38:44.729064+00	66da0fa3c4ffc4cb29f1902c5de756ae69a7c076fc5f11e86f5f99e4079b232f
-12	resale_windows	2026-11-26 17:38:44.747032+00	5993edcda6aaa4ecb3482e81eb578df04217bdef3eb44a5e078fcdee2ac9f6ac
-13	market_owners	2026-11-26 17:38:44.753514+00	b7a1fc3f6b9591f9644fae2140fcaf8bb1fb42df4d8318871136abb2160d4b4e
-14	fence_isolation_and_host_key	2026-11-26 17:38:44.76761+00	4ca3a2c81d5d99fd80ef7352e11ed5cfb209400e9d25f76363521fc0f1fe7932
+1	accounts_and_ledger	2026-11-26 17:54:01.359046+00	a950f8d3ad15bcb2fed41dd795d45a704bb8a2b251312bb7460ce4a0cb2be755
+2	unique_organization_names	2026-11-26 17:54:01.426608+00	1eba1d3a20b117ddf61ba77e68572bb76695bb89ce53c7b912fa4edf3b030a81
+3	clusters_and_nodes	2026-11-26 17:54:01.486613+00	d31570ffd529b12524363a83c54640445e66a8bb3f3203ac44cd8906b4f8bcc4
+4	ssh_keys	2026-11-26 17:54:01.531242+00	0d8deadcf8b2090b5560857614f795054c66d8e27f6cee51abe54c27748aa58b
+5	orders_fills_leases	2026-11-26 17:54:01.554958+00	a5c850df022e2dc80ce35f2d549ec99a03cf1cb1d3ad1bdbd288a20f1c3259aa
+6	hot_path_checks	2026-11-26 17:54:01.629656+00	aae309df6f80b2a79c5b8de71f3e2edb4ed56fd73273ebd443266d747975b610
+7	hot_path_types	2026-11-26 17:54:01.634415+00	6bb4d8a5d51267e1bb040924e2b9cec552560f36d3b341abcfd402a001d85471
+8	clusters_by_book	2026-11-26 17:54:01.655165+00	690a03a9486f307d5d7be526f24ba55e389a7909860dd414037cbfb808fd7ae6
+9	credit_holds	2026-11-26 17:54:01.657263+00	1928f748f836bcdea67f3b34abe529e8515a5e71d08078be1a34008168dfc1d0
+10	idempotency_instance	2026-11-26 17:54:01.661821+00	b194f0ad63a5a9b57e67621d777c4902b491b3f6d5e6e0dd9e01534ddff4c96d
+11	provider_path	2026-11-26 17:54:01.663044+00	66da0fa3c4ffc4cb29f1902c5de756ae69a7c076fc5f11e86f5f99e4079b232f
+12	resale_windows	2026-11-26 17:54:01.668341+00	5993edcda6aaa4ecb3482e81eb578df04217bdef3eb44a5e078fcdee2ac9f6ac
+13	market_owners	2026-11-26 17:54:01.669911+00	b7a1fc3f6b9591f9644fae2140fcaf8bb1fb42df4d8318871136abb2160d4b4e
+14	fence_isolation_and_host_key	2026-11-26 17:54:01.672718+00	4ca3a2c81d5d99fd80ef7352e11ed5cfb209400e9d25f76363521fc0f1fe7932
 \.
 
 
@@ -819,7 +819,7 @@ COPY public.schema_migrations (version, name, applied_at, checksum) FROM stdin;
 --
 
 COPY public.ssh_keys (id, account_id, name, key_type, public_key, fingerprint, created_at, deleted_at) FROM stdin;
-key_01m8cf0frvyy65w8vwwsy8185j	acc_01m8cf0e0b4nm2v15s6c2ngy2c	laptop	ssh-ed25519	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINB3nN3Zb+nOUoiLsYIsh6f99jvLkXUS2gSWck0ahazw	SHA256:OKgJSfMBj7qmA15nXsqagFRJrRO2wKO1FizH69+hB9A	2026-11-26 17:38:47.707422+00	\N
+key_01m8cfwe9esvqxke65zszmgmmw	acc_01m8cfwd1f2hy1x4t717ncpr2g	laptop	ssh-ed25519	ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOlkM3+k5ey2chJu6dtPE1vqI0oNwO7DyVvU/KILc+Wd	SHA256:DydNY8wSoHMZXGWMUeNTNllHgPEBIycnVIuD7yMQcFA	2026-11-26 17:54:03.694482+00	\N
 \.
 
 
@@ -1235,5 +1235,5 @@ ALTER TABLE ONLY public.ssh_keys
 -- PostgreSQL database dump complete
 --
 
-\unrestrict va1bM71bDzOChDxTeL2KIBNtndcK7rMuqqngLpRuWCva6jRL9OcNWYZ1ag097XL
+\unrestrict JrOzaFq4HbWYgqv0P0RdbwkigZZPgQFDAd9QrTd4DTCfNtrFqkOHOEtGn69WSf4
 
