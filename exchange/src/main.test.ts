@@ -8,14 +8,18 @@ import { DEFAULT_CONFIG } from './config.js';
 import { BusPublisher } from './events/bus-publisher.js';
 import { connectionLines } from './main.js';
 
-const owned = { applied: [], publisher: new BusPublisher(new InProcessBus()) };
+const owned = { applied: [], schemaVersion: 15, publisher: new BusPublisher(new InProcessBus()) };
 
 describe('the start banner: what the exchange is connected to', () => {
   it('the embedded defaults: PGlite, the in-process bus, gRPC in plain text', () => {
     expect(
-      connectionLines(DEFAULT_CONFIG, { grpcPort: 50051 }, { ...owned, applied: [1, 2] }),
+      connectionLines(
+        DEFAULT_CONFIG,
+        { grpcPort: 50051 },
+        { ...owned, applied: [1, 2], schemaVersion: 2 },
+      ),
     ).toEqual([
-      'database: embedded PGlite in .gpux/pgdata, migrations applied: 1, 2',
+      'database: embedded PGlite in .gpux/pgdata, migrations applied: 1, 2, schema version 2',
       'events: the in-process bus (only an agent inside this process hears them)',
       "agents' gRPC service on port 50051 of 127.0.0.1, plain text (no TLS)",
     ]);
@@ -35,7 +39,7 @@ describe('the start banner: what the exchange is connected to', () => {
       owned,
     );
     expect(lines).toEqual([
-      'database: PostgreSQL gpux@db.example:5432/market, schema up to date',
+      'database: PostgreSQL gpux@db.example:5432/market, schema up to date (version 15)',
       'events: NATS JetStream tls://exchange@nats.example:4222, stream GPUX_EVENTS, credentials /etc/gpux/exchange.nk',
       "agents' gRPC service on port 443 of 0.0.0.0, mutual TLS (agents present a client certificate)",
     ]);

@@ -71,7 +71,7 @@ function postgresOf(databaseUrl: string): string {
 export function connectionLines(
   config: Config,
   ex: Pick<Exchange, 'grpcPort'>,
-  owned: Pick<Owned, 'applied' | 'publisher'>,
+  owned: Pick<Owned, 'applied' | 'schemaVersion' | 'publisher'>,
 ): string[] {
   const database =
     config.databaseUrl === undefined
@@ -79,8 +79,8 @@ export function connectionLines(
       : `database: PostgreSQL ${postgresOf(config.databaseUrl)}`;
   const migrations =
     owned.applied.length > 0
-      ? `, migrations applied: ${owned.applied.join(', ')}`
-      : ', schema up to date';
+      ? `, migrations applied: ${owned.applied.join(', ')}, schema version ${owned.schemaVersion}`
+      : `, schema up to date (version ${owned.schemaVersion})`;
   let events: string;
   if (config.natsUrl === undefined) {
     events = 'events: the in-process bus (only an agent inside this process hears them)';

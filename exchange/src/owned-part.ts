@@ -27,6 +27,8 @@ import { startRetention } from './retention.js';
 export interface Owned {
   /** Migrations applied by this takeover (empty: the schema was up to date). */
   readonly applied: readonly number[];
+  /** The newest migration applied to the database (schema_migrations), after this takeover's. */
+  readonly schemaVersion: number;
   /** The demo accounts and cluster, when the demo data is on (D34). */
   readonly demo: DemoTokens | undefined;
   readonly market: Market;
@@ -71,6 +73,9 @@ export async function startOwnedPart(
   try {
     // The first takeover also reports what the start applied.
     const applied = [...d.appliedAtStart.splice(0), ...(await migrate(db))];
+    const [schema] = await db.query<{ version: number }>(
+      'SELECT max(version)::int AS version FROM schema_migrations',
+    );
     // D23: claims left in progress by the last owner committed nothing,
     // and it can commit nothing more (its epoch is past).
     const released = await releaseClaimsInProgress(db);
@@ -108,6 +113,7 @@ export async function startOwnedPart(
 
     const part: Owned = {
       applied,
+      schemaVersion: schema?.version ?? 0,
       demo: undefined,
       market,
       publisher,

@@ -378,7 +378,7 @@ export class ProviderStack {
 }
 
 /** Removes this run's stream from the NATS server (its consumers go with it). */
-async function deleteStream(url: string, stream: string): Promise<void> {
+export async function deleteStream(url: string, stream: string): Promise<void> {
   try {
     const nc = await connect({ servers: url, reconnect: false, timeout: 2_000 });
     try {
