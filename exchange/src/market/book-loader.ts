@@ -16,8 +16,9 @@ import type { LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
 
 /**
  * A book's whole state from PostgreSQL (docs/architecture.md flow 5): the open
- * orders with their priority, the last trade, the clusters with live leases
- * or open sells, and the live leases.
+ * orders with their priority, the last trade, every cluster of the book with
+ * its nodes (and whether it is cordoned), the live leases, and whether an
+ * operator halted the book.
  *
  * A restart costs what is open, not what happened: every query here is
  * driven by an index (orders_open, fills_book, leases_live, clusters_book,
