@@ -9,7 +9,14 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // Generated code is checked by regenerate-and-diff, not by lint.
-  globalIgnores(['**/dist/', '**/node_modules/', 'coverage/', '.gpux/', 'proto/src/gen/']),
+  globalIgnores([
+    '**/dist/',
+    '**/node_modules/',
+    'coverage/',
+    '.gpux/',
+    'proto/src/gen/',
+    'cli/src/gen/',
+  ]),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   importX.flatConfigs.recommended,

@@ -235,9 +235,12 @@ export function importProblems(file: string, text: string): Problem[] {
 /** Files whose text the checks read: code, tests, docs, contracts, manifests. */
 const SCANNED = /\.(ts|js|md|proto|ya?ml|sql|json|sh|env|conf|service)$|(^|\/)Containerfile$/;
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git', '.gpux', 'coverage']);
-/** Generated from proto/agent.proto, which is scanned; and the lock file's hashes. */
+/**
+ * Generated from proto/agent.proto and from docs/api/openapi.json, which are
+ * scanned; and the lock file's hashes.
+ */
 const SKIPPED_FILES = new Set(['package-lock.json']);
-const SKIPPED_PREFIXES = ['proto/src/gen/'];
+const SKIPPED_PREFIXES = ['proto/src/gen/', 'cli/src/gen/'];
 
 /** The repository's text files, as paths relative to `root` with `/`. */
 export function repositoryFiles(root: string): string[] {
