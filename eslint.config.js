@@ -54,5 +54,29 @@ export default defineConfig(
       'import-x/no-named-as-default-member': 'off',
     },
   },
+  {
+    // The commands of the API (docs/cli.md) use the API alone, through the
+    // client generated from docs/api/openapi.json: never the exchange's or
+    // the agent's code, nor gpux's own modules that load them.
+    files: ['cli/src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@gpux/exchange', '@gpux/exchange/*', '@gpux/agent', '@gpux/agent/*'],
+              message: 'The API commands use the API only (cli/src/client/api.ts).',
+            },
+            {
+              group: ['../*', '!../gen', '!../gen/*'],
+              message:
+                'The API commands import only each other and the generated client (../gen/).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   prettier,
 );
