@@ -9,50 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FillRow } from '../market/rows.js';
 import { OrderBook } from '../matching/order-book.js';
 import { T0, limitBuy, sell } from '../matching/testing/given.js';
-import { BookFeed, DEFAULT_FEED_OPTIONS, flushDelayMs } from './book-feed.js';
+import { BookFeed, DEFAULT_FEED_OPTIONS } from './book-feed.js';
 import type { FeedOptions } from './book-feed.js';
-import type { FeedSink } from './watcher.js';
-
-class FakeSink implements FeedSink {
-  readonly chunks: string[] = [];
-  writableLength = 0;
-  writableEnded = false;
-  destroyed = false;
-  /** While set, what is written stays unsent (writableLength grows). */
-  stuck = false;
-
-  write(chunk: Buffer | string): boolean {
-    const text = chunk.toString();
-    this.chunks.push(text);
-    if (this.stuck) this.writableLength += Buffer.byteLength(text);
-    return !this.stuck;
-  }
-  end(): void {
-    this.writableEnded = true;
-  }
-  destroy(): void {
-    this.destroyed = true;
-  }
-
-  /** Every event written, parsed. */
-  get events(): { id?: number; event: string; data: Record<string, unknown> }[] {
-    return this.chunks
-      .join('')
-      .split('\n\n')
-      .filter((b) => b.includes('data: '))
-      .map((block) => {
-        const lines = block.split('\n');
-        const field = (f: string): string | undefined =>
-          lines.find((l) => l.startsWith(`${f}: `))?.slice(f.length + 2);
-        const id = field('id');
-        return {
-          ...(id === undefined ? {} : { id: Number(id) }),
-          event: field('event') ?? '',
-          data: JSON.parse(field('data') ?? '{}') as Record<string, unknown>,
-        };
-      });
-  }
-}
+import { FakeSink } from './testing/fake-sink.js';
 
 const feeds: BookFeed[] = [];
 
@@ -80,7 +39,7 @@ function batch(feed: BookFeed, book: OrderBook, step: () => void, fills: FillRow
   if (p !== undefined) feed.publish(p);
 }
 
-/** Lets the feed's flush run (with few watchers it is the next turn's: flushDelayMs). */
+/** Lets the feed's write run (with few watchers it is the next turn's: fan-out.ts). */
 const flushed = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('BookFeed', () => {
@@ -256,9 +215,5 @@ describe('BookFeed', () => {
     expect(() => feed.watch(new FakeSink(), undefined, () => undefined)).toThrow(
       /no longer serves/,
     );
-  });
-
-  it('waits longer to write the more watchers there are, at most 25 ms', () => {
-    expect([1, 39, 40, 400, 1000, 100_000].map(flushDelayMs)).toEqual([0, 0, 1, 10, 25, 25]);
   });
 });

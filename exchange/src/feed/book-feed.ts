@@ -15,8 +15,8 @@
 //
 // Watchers cost the book nothing: publish() only queues. The queued events
 // are encoded once, joined into one buffer and written to every watcher
-// together, on a timer that waits longer the more watchers there are
-// (flushDelayMs), so a burst of batches is one write per watcher.
+// together, on a timer that waits longer the more watchers there are, so a
+// burst of batches is one write per watcher (feed/fan-out.ts).
 
 import { GpuxError, InvariantError } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
@@ -30,6 +30,8 @@ import {
   feedTradeView,
 } from '../views/feed.js';
 import type { CloseReason } from '../views/feed.js';
+import { FanOut, textOf } from './fan-out.js';
+import type { Entry } from './fan-out.js';
 import { Ring } from './ring.js';
 import { SSE_RETRY, sseEvent } from './sse.js';
 import { Watcher } from './watcher.js';
@@ -50,26 +52,6 @@ export const DEFAULT_FEED_OPTIONS: FeedOptions = {
   heartbeatMs: 5000,
 };
 
-/** A book's updates wait 1 ms per this many watchers before they are written, … */
-const WATCHERS_PER_MS = 40;
-/** … at most this long. */
-const MAX_FLUSH_DELAY_MS = 25;
-
-/** How long a book's queued updates wait to be written to `watchers` watchers together. */
-export function flushDelayMs(watchers: number): number {
-  return Math.min(MAX_FLUSH_DELAY_MS, Math.floor(watchers / WATCHERS_PER_MS));
-}
-
-/** One event of the feed, encoded when first sent. */
-interface Entry {
-  readonly seq: number;
-  readonly event: 'level' | 'trade' | 'heartbeat';
-  readonly data: unknown;
-  text?: string;
-}
-
-const textOf = (e: Entry): string => (e.text ??= sseEvent(e.event, e.data, e.seq));
-
 /** A batch's events, numbered, waiting for its commit. */
 export interface Prepared {
   readonly first: number;
@@ -87,11 +69,7 @@ export class BookFeed {
   private seq: number;
   private readonly ring: Ring<Entry>;
   private readonly watchers = new Set<Watcher>();
-  /** Events published and not yet written to the watchers. */
-  private pending: Entry[] = [];
-  /** The number of the last event written to the watchers (or that none was waiting for). */
-  private flushedThrough: number;
-  private cancelFlush: (() => void) | undefined;
+  private readonly fan: FanOut;
   private snapshot: { seq: number; text: string } | undefined;
   private isClosed = false;
 
@@ -105,7 +83,7 @@ export class BookFeed {
   ) {
     this.ring = new Ring(o.ringEvents);
     this.seq = sequence;
-    this.flushedThrough = sequence;
+    this.fan = new FanOut(this.watchers, sequence);
     this.load(book);
   }
 
@@ -167,12 +145,7 @@ export class BookFeed {
     for (const e of entries) this.ring.push(e.seq, e);
     this.seq = p.last;
     this.snapshot = undefined;
-    if (this.watchers.size === 0) {
-      this.dropPending();
-      return;
-    }
-    this.pending.push(...entries);
-    this.scheduleFlush();
+    this.fan.queue(entries, this.seq);
   }
 
   /**
@@ -181,10 +154,10 @@ export class BookFeed {
    * watcher gets a snapshot.
    */
   reset(book: OrderBook, sequence: number): void {
-    this.flush();
+    this.fan.flushAll();
+    this.fan.drop(sequence);
     this.ring.clear();
     this.seq = sequence;
-    this.flushedThrough = sequence;
     this.load(book);
     const text = this.snapshotText();
     for (const w of this.watchers) {
@@ -223,25 +196,19 @@ export class BookFeed {
   /** Tell every watcher the stream is alive, with the last number. */
   heartbeat(): void {
     if (this.watchers.size === 0) return;
-    const data = feedHeartbeatView(this.seq, this.now());
     // Not a new number: it repeats the last.
-    this.pending.push({ seq: this.seq, event: 'heartbeat', data });
-    this.flush();
+    this.fan.heartbeat({
+      seq: this.seq,
+      event: 'heartbeat',
+      data: feedHeartbeatView(this.seq, this.now()),
+    });
   }
 
   /** End every stream (the market is closing). */
   close(reason: CloseReason): void {
     this.isClosed = true;
-    this.dropPending();
+    this.fan.drop(this.seq);
     for (const w of [...this.watchers]) w.close(reason);
-  }
-
-  /** Nobody is waiting for what is queued. */
-  private dropPending(): void {
-    this.cancelFlush?.();
-    this.cancelFlush = undefined;
-    this.pending = [];
-    this.flushedThrough = this.seq;
   }
 
   private load(book: OrderBook): void {
@@ -263,42 +230,5 @@ export class BookFeed {
       this.snapshot = { seq: this.seq, text: sseEvent('snapshot', data, this.seq) };
     }
     return this.snapshot.text;
-  }
-
-  private scheduleFlush(): void {
-    if (this.cancelFlush !== undefined) return;
-    const delay = flushDelayMs(this.watchers.size);
-    if (delay === 0) {
-      const t = setImmediate(() => this.flush());
-      this.cancelFlush = () => clearImmediate(t);
-    } else {
-      const t = setTimeout(() => this.flush(), delay);
-      this.cancelFlush = () => clearTimeout(t);
-    }
-  }
-
-  /** Write what is queued: one buffer for every watcher that was sent all before it. */
-  private flush(): void {
-    this.cancelFlush?.();
-    this.cancelFlush = undefined;
-    const pending = this.pending;
-    if (pending.length === 0) return;
-    this.pending = [];
-    const from = this.flushedThrough;
-    this.flushedThrough = this.seq;
-    let all: Buffer | undefined;
-    for (const w of this.watchers) {
-      if (w.through === from) w.send((all ??= Buffer.from(pending.map(textOf).join(''))));
-      else if (w.through < this.seq) {
-        // Joined after the last write, with the events up to its start: the rest only.
-        w.send(
-          pending
-            .filter((e) => e.seq > w.through)
-            .map(textOf)
-            .join(''),
-        );
-      }
-      w.through = this.seq;
-    }
   }
 }

@@ -5,9 +5,15 @@
 // Last-Event-ID, the REST snapshot with buffered events); and the numbers
 // GET /v1/orderbook carries.
 
+import { randomBytes } from 'node:crypto';
+
+import { GpuxError } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { buildApp } from '../app.js';
+
 import { BookCopy, SseClient } from '../feed/testing/sse-client.js';
+import { SecretBox } from '../leases/secret-box.js';
 import type { SseEvent } from '../feed/testing/sse-client.js';
 import { testExchange } from '../market/testing/test-exchange.js';
 import type { Book, Party, TestExchange } from '../market/testing/test-exchange.js';
@@ -271,6 +277,32 @@ describe('GET /v1/stream', () => {
     expect(gone.data).toMatchObject({ sequence: 5, side: 'ask', price: 2, gpus: 0, orders: 0 });
     expect((await orderbook(t))['sequence']).toBe(5);
     client.close();
+  });
+
+  it('a process that does not own the market answers 503 with Retry-After, as every route that needs it', async () => {
+    const standby = buildApp(
+      { logLevel: 'silent' },
+      {
+        db: ex.db,
+        adminToken: 'standby-admin-token-0123456789',
+        get market(): never {
+          throw new GpuxError('unavailable', 'this exchange process does not own the market now');
+        },
+        secrets: new SecretBox(randomBytes(32)),
+        serving: () => false,
+      },
+    );
+    try {
+      const r = await standby.inject({
+        method: 'GET',
+        url: '/v1/stream?gpu_type=h100&zone=us-west-1',
+      });
+      expect(r.statusCode).toBe(503);
+      expect(r.headers['retry-after']).toBe('1');
+      expect(r.json()).toMatchObject({ error: { code: 'unavailable' } });
+    } finally {
+      await standby.close();
+    }
   });
 
   it('refuses a malformed Last-Event-ID or book with invalid_request', async () => {

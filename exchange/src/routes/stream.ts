@@ -50,6 +50,8 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
   app.get(
     '/v1/stream',
     {
+      // A HEAD would hold a stream open with no body to write it to.
+      exposeHeadRoute: false,
       config: { access: 'public', rate: 'address', errors: ['unavailable'] },
       schema: {
         summary: 'The live feed of one book (server-sent events)',

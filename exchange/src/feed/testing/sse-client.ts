@@ -27,7 +27,7 @@ export class SseClient {
   private constructor(
     readonly status: number,
     readonly headers: http.IncomingHttpHeaders,
-    private readonly res: IncomingMessage,
+    res: IncomingMessage,
     private readonly req: http.ClientRequest,
   ) {
     res.setEncoding('utf8');
@@ -86,11 +86,6 @@ export class SseClient {
   async text(): Promise<string> {
     while (!this.done) await new Promise<void>((r) => (this.waiter = r));
     return this.body;
-  }
-
-  /** Stop reading: the bytes stay in the operating system's buffers. */
-  pause(): void {
-    this.res.pause();
   }
 
   close(): void {
