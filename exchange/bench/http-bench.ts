@@ -203,7 +203,7 @@ function parseArgs(argv: readonly string[]): HttpOptions {
 
 // ---------------------------------------------------------------- the load
 
-interface Parties {
+export interface Parties {
   /** Per buyer / provider: the request headers with its token. */
   readonly buyerHeaders: readonly Record<string, string>[];
   readonly providerHeaders: readonly Record<string, string>[];
@@ -211,7 +211,7 @@ interface Parties {
   readonly clusterIds: readonly string[];
 }
 
-interface PhaseResult {
+export interface PhaseResult {
   readonly phase: Phase;
   readonly latency: LatencySummary;
   /** Answers per second over the phase: answers / (last answer − first scheduled send). */
@@ -250,7 +250,7 @@ interface Snapshot {
   readonly rows: number;
 }
 
-class Driver {
+export class Driver {
   private readonly estimate = new BookEstimate();
   private readonly buyerHeads: readonly string[];
   private readonly providerHeads: readonly string[];
@@ -506,7 +506,7 @@ function headersFor(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 }
 
-async function onboard(exchange: BenchExchange, pool: Pool, s: Schedule): Promise<Parties> {
+export async function onboard(exchange: BenchExchange, pool: Pool, s: Schedule): Promise<Parties> {
   const providers = await inParallel(
     Array.from({ length: s.providers }, (_, p) => p),
     8,
@@ -542,13 +542,13 @@ async function onboard(exchange: BenchExchange, pool: Pool, s: Schedule): Promis
 
 // ---------------------------------------------------------------- printing
 
-function fmtMs(us: number): string {
+export function fmtMs(us: number): string {
   if (!Number.isFinite(us)) return String(us);
   const ms = us / 1000;
   return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
 }
 
-function fmtLatencyMs(l: LatencySummary): string {
+export function fmtLatencyMs(l: LatencySummary): string {
   return `p50 ${fmtMs(l.p50)} p99 ${fmtMs(l.p99)} p99.9 ${fmtMs(l.p999)} max ${fmtMs(l.max)} ms`;
 }
 

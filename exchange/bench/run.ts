@@ -28,6 +28,7 @@ import { runAgentsBench } from './agents-bench.js';
 import { runCandlesBench } from './candles-bench.js';
 import { AGENTS_USAGE } from './agents-options.js';
 import { runFailoverBench } from './failover-bench.js';
+import { runFeedBench } from './feed-bench.js';
 import { runGcBench } from './gc-bench.js';
 import { runHttpBench } from './http-bench.js';
 import { runPgReplay } from './pg-replay.js';
@@ -61,6 +62,7 @@ const USAGE =
   '       npm run bench -- lease [--leases N] [--provisioner simulated|kubernetes] [--nodes K]\n' +
   '       npm run bench -- failover [--runs R] [--clients C] [--lease S]\n' +
   '       npm run bench -- candles [--fills N] [--runs R] [--keep]\n' +
+  '       npm run bench -- feed [--subscribers N] [--rate R] [--seconds S] [--warmup W] [--runs K]\n' +
   `       ${AGENTS_USAGE.replace('usage: ', '')}`;
 
 function parseArgs(argv: readonly string[]): Options {
@@ -402,4 +404,5 @@ else if (args.includes('gc')) await runGcBench(args);
 else if (args.includes('restart')) await runRestartBench(args);
 else if (args.includes('pg-replay')) await runPgReplay(args);
 else if (args.includes('candles')) await runCandlesBench(args);
+else if (args.includes('feed')) await runFeedBench(args);
 else main();

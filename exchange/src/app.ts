@@ -8,6 +8,8 @@ import { Directory } from './accounts/directory.js';
 import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
 import type { Config } from './config.js';
+import { DEFAULT_STREAMS_PER_ADDRESS, StreamRegistry } from './feed/streams.js';
+import { AddressLimiter, DEFAULT_PUBLIC_RATE_PER_MINUTE } from './http/address-limit.js';
 import {
   BODY_LIMIT_BYTES,
   clientErrorHandler,
@@ -32,6 +34,7 @@ import { clusterRoutes } from './routes/clusters.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
+import { streamRoutes } from './routes/stream.js';
 import { platformRoutes } from './routes/platform.js';
 import { serviceRoutes } from './routes/service.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
@@ -40,7 +43,10 @@ import type { RouteContext, Services } from './services.js';
 
 export { BODY_LIMIT_BYTES };
 
-export interface AppConfig extends Pick<Config, 'logLevel'>, Partial<Pick<Config, 'rateLimits'>> {
+export interface AppConfig
+  extends
+    Pick<Config, 'logLevel'>,
+    Partial<Pick<Config, 'rateLimits' | 'publicRatePerMinute' | 'streamsPerAddress'>> {
   /** main.ts's pino logger; without one Fastify makes its own at `logLevel`. */
   readonly logger?: FastifyBaseLogger;
 }
@@ -83,13 +89,25 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
       : (Object.defineProperties(
           {
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
+            streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
             directory: new Directory(services.db),
           },
           Object.getOwnPropertyDescriptors(services),
         ) as RouteContext);
   // Before any route: each route's guard comes from its config as it is added.
-  routeGuards(app, ctx);
+  routeGuards(
+    app,
+    ctx,
+    new AddressLimiter(config.publicRatePerMinute ?? DEFAULT_PUBLIC_RATE_PER_MINUTE),
+  );
   drainable(app);
+  // A drain or a close ends the live feed's streams, each with its last event.
+  if (services !== 'offline') {
+    app.addHook('preClose', (done) => {
+      ctx.streams.closeAll('unavailable');
+      done();
+    });
+  }
   const serving = services === 'offline' ? undefined : services.serving;
   if (serving !== undefined) standbyGate(app, serving);
   if (services !== 'offline') idempotency(app, services.db, () => services.market.clock.now());
@@ -110,6 +128,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });
+  void app.register(streamRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
 
   return app;

@@ -29,6 +29,10 @@ export interface Config {
   readonly demo: boolean;
   /** D18: per account and minute. */
   readonly rateLimits: RateLimits;
+  /** The public endpoints that count, per client address and minute (http/address-limit.ts). */
+  readonly publicRatePerMinute: number;
+  /** Live feed streams open at once per client address (feed/streams.ts). */
+  readonly streamsPerAddress: number;
   /** D25: a lease still provisioning after this long fails with a full refund. */
   readonly provisioningTimeoutMs: number;
   /** A diagnostic: append every committed write batch to this file (market/capture.ts). */
@@ -112,6 +116,8 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
       create: v.rateOrdersPerMinute,
       cancel: v.rateCancelsPerMinute,
     },
+    publicRatePerMinute: v.ratePublicPerMinute,
+    streamsPerAddress: v.streamsPerAddress,
     provisioningTimeoutMs: v.provisioningTimeoutSeconds * 1000,
     captureWritesFile: v.captureWrites,
     drainTimeoutMs: v.drainTimeoutSeconds * 1000,

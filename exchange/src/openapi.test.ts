@@ -140,6 +140,11 @@ describe('the OpenAPI document (GET /v1/openapi.json, npm run gen)', () => {
         ]);
         expect(Object.keys(obj(obj(rs['429'])['headers'])), where).toContain('Retry-After');
         expect(String(o['description']), where).toContain(`\`${r.contract.scope}\` scope`);
+      } else if (r.contract.access === 'public' && r.contract.rate === 'address') {
+        // Counted per client address: 429 with Retry-After, no per-account headers.
+        expect(success['headers'], where).toBeUndefined();
+        expect(Object.keys(obj(obj(rs['429'])['headers'])), where).toEqual(['Retry-After']);
+        expect(String(o['description']), where).toContain('per client address');
       } else {
         expect(success['headers'], where).toBeUndefined();
         expect(rs['429'], where).toBeUndefined();

@@ -63,6 +63,8 @@ function errorsOf(method: string, schema: Json, contract: RouteContract): ErrorC
     codes.add('forbidden');
     codes.add('account_suspended');
   }
+  // A public route counted per client address (http/address-limit.ts).
+  if (contract.access === 'public' && contract.rate === 'address') codes.add('rate_limited');
   if (contract.access === 'customer') {
     codes.add('rate_limited');
     if (writes) {
@@ -95,6 +97,7 @@ const transform: SwaggerTransform = ({ schema, url, route }) => {
   const marks: Marks = {
     access: contract.access,
     ...(contract.access === 'customer' ? { scope: contract.scope, rate: contract.rate } : {}),
+    ...(contract.access === 'public' && contract.rate !== undefined ? { rate: contract.rate } : {}),
     idempotent: contract.access === 'customer' && (method === 'POST' || method === 'DELETE'),
     errors: errorsOf(method, s, contract),
   };
@@ -118,15 +121,21 @@ function rateHeaders(): Json {
 }
 
 function errorResponse(status: number, codes: readonly ErrorCode[], marks: Marks): Json {
+  const retryAfter = { 'Retry-After': ref('#/components/headers/Retry-After') };
   const headers =
-    status === 429
-      ? { 'Retry-After': ref('#/components/headers/Retry-After'), ...rateHeaders() }
-      : status === 503
-        ? { 'Retry-After': ref('#/components/headers/Retry-After') }
+    marks.access === 'customer'
+      ? status === 429
+        ? { ...retryAfter, ...rateHeaders() }
+        : status === 503
+          ? retryAfter
+          : undefined
+      : // A public route counted per address: Retry-After, without the per-account headers.
+        marks.rate === 'address' && (status === 429 || status === 503)
+        ? retryAfter
         : undefined;
   return {
     description: codes.map((c) => `\`${c}\`: ${ERROR_CODES[c].meaning}`).join(' '),
-    ...(headers === undefined || marks.access !== 'customer' ? {} : { headers }),
+    ...(headers === undefined ? {} : { headers }),
     content: {
       'application/json': {
         schema: {
@@ -148,7 +157,9 @@ function errorResponse(status: number, codes: readonly ErrorCode[], marks: Marks
 function describe(marks: Marks): string {
   switch (marks.access) {
     case 'public':
-      return 'No token needed.';
+      return marks.rate === 'address'
+        ? 'No token needed. Counted against the limit of the public endpoints per client address.'
+        : 'No token needed.';
     case 'admin':
       return 'Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.';
     case 'customer':

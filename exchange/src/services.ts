@@ -1,6 +1,7 @@
 import type { Directory } from './accounts/directory.js';
 import type { RateLimiter } from './auth/rate-limit.js';
 import type { Database } from './db/database.js';
+import type { StreamRegistry } from './feed/streams.js';
 import type { SecretBox } from './leases/secret-box.js';
 import type { Market } from './market/market.js';
 
@@ -28,6 +29,8 @@ export interface Services {
  */
 export interface RouteContext extends Services {
   readonly limiter: RateLimiter;
+  /** The live feed streams open, per address (feed/streams.ts). */
+  readonly streams: StreamRegistry;
   /** Tokens' principals and providers' clusters, cached (accounts/directory.ts). */
   readonly directory: Directory;
 }

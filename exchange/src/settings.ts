@@ -23,7 +23,9 @@ import {
 import type { Parser } from '@gpux/shared';
 
 import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
+import { DEFAULT_PUBLIC_RATE_PER_MINUTE } from './http/address-limit.js';
 import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
+import { DEFAULT_STREAMS_PER_ADDRESS } from './feed/streams.js';
 import { parseSecretKeys } from './leases/secret-box.js';
 import { DEFAULT_AGENT_SHARE } from './providers/agent-share.js';
 
@@ -133,6 +135,20 @@ export const EXCHANGE_SETTINGS = [
     parse: positive,
     default: DEFAULT_RATE_LIMITS.cancel,
     description: 'order cancellations per account per minute',
+  }),
+  // Issue 22: the public endpoints, per client address (docs/api/market-data.md).
+  setting('ratePublicPerMinute', {
+    name: 'GPUX_RATE_PUBLIC_PER_MINUTE',
+    parse: positive,
+    default: DEFAULT_PUBLIC_RATE_PER_MINUTE,
+    description:
+      'requests per client address and minute to the public endpoints that count (`GET /v1/stream`, the OpenAPI document; not the health probes), as a bucket of that many that refills over the minute',
+  }),
+  setting('streamsPerAddress', {
+    name: 'GPUX_STREAMS_PER_ADDRESS',
+    parse: positive,
+    default: DEFAULT_STREAMS_PER_ADDRESS,
+    description: 'live feed streams (`GET /v1/stream`) open at once per client address',
   }),
   // D25
   setting('provisioningTimeoutSeconds', {

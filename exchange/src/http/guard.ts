@@ -9,9 +9,12 @@
 //   - a customer request is counted against its account's limit (D18) before
 //     its body is read, so invalid requests count too, and every customer
 //     answer carries the X-RateLimit-* headers; past the limit: 429 with
+//     Retry-After;
+//   - a public route that says so (`rate: 'address'`) is counted against its
+//     client address's limit (http/address-limit.ts); past it: 429 with
 //     Retry-After.
 // Nothing is looked up per request: the guard is chosen at registration, and
-// public routes get none. The app's own onRequest hooks (drain, standby) run
+// the other public routes get none. The app's own onRequest hooks (drain, standby) run
 // before any route's.
 
 import { GpuxError } from '@gpux/shared';
@@ -21,6 +24,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
 import type { RateKind } from '../auth/rate-limit.js';
 import type { RouteContext } from '../services.js';
+import type { AddressLimiter } from './address-limit.js';
 import { contractOf } from './route-contract.js';
 import type { RouteContract } from './route-contract.js';
 
@@ -49,6 +53,18 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
   };
 }
 
+function addressGuard(limiter: AddressLimiter): Guard {
+  return async (request, reply) => {
+    const d = limiter.take(request.ip);
+    if (d.allowed) return;
+    reply.header('Retry-After', d.retryAfterSeconds);
+    throw new GpuxError(
+      'rate_limited',
+      `at most ${limiter.perMinute} requests per minute from one address to the public endpoints; retry in ${d.retryAfterSeconds} s`,
+    );
+  };
+}
+
 function adminGuard(ctx: RouteContext): Guard {
   // D18: the admin API is not rate limited.
   return async (request, reply) => {
@@ -65,14 +81,18 @@ function adminGuard(ctx: RouteContext): Guard {
   };
 }
 
-function guardOf(ctx: RouteContext, contract: RouteContract): Guard | undefined {
+function guardOf(
+  ctx: RouteContext,
+  addresses: AddressLimiter,
+  contract: RouteContract,
+): Guard | undefined {
   switch (contract.access) {
     case 'customer':
       return customerGuard(ctx, contract.scope, contract.rate);
     case 'admin':
       return adminGuard(ctx);
     case 'public':
-      return undefined;
+      return contract.rate === 'address' ? addressGuard(addresses) : undefined;
   }
 }
 
@@ -81,9 +101,14 @@ function guardOf(ctx: RouteContext, contract: RouteContract): Guard | undefined 
  * before the routes). A route without a valid contract throws here, at
  * start-up, rather than being served unguarded.
  */
-export function routeGuards(app: FastifyInstance, ctx: RouteContext): void {
+export function routeGuards(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  /** The public endpoints' limit: from the configuration alone, so an app without services has it too. */
+  addresses: AddressLimiter,
+): void {
   app.addHook('onRoute', (route: RouteOptions) => {
-    const guard = guardOf(ctx, contractOf(route.method, route.url, route.config));
+    const guard = guardOf(ctx, addresses, contractOf(route.method, route.url, route.config));
     if (guard === undefined) return;
     const existing = route.onRequest;
     // A new array: Fastify's HEAD route for a GET starts from the options as

@@ -15,6 +15,10 @@ describe('contractOf', () => {
       access: 'public',
       errors: ['not_found'],
     });
+    expect(contractOf('GET', '/x', { access: 'public', rate: 'address' })).toEqual({
+      access: 'public',
+      rate: 'address',
+    });
   });
 
   it.each([
@@ -27,6 +31,11 @@ describe('contractOf', () => {
     ['an unknown rate class', { access: 'customer', scope: 'read', rate: 'burst' }],
     ['a scope on an admin route', { access: 'admin', scope: 'admin' }],
     ['a rate on a public route', { access: 'public', rate: 'query' }],
+    ['the per-address rate on an admin route', { access: 'admin', rate: 'address' }],
+    [
+      'the per-address rate on a customer route',
+      { access: 'customer', scope: 'read', rate: 'address' },
+    ],
     ['an error code outside the catalogue', { access: 'public', errors: ['oops'] }],
   ])('refuses %s, naming the route', (_name, config) => {
     expect(() => contractOf(['GET', 'HEAD'], '/v1/x', config)).toThrow(RouteContractError);

@@ -4,6 +4,7 @@
 //   config: { access: 'customer', scope: 'trade', rate: 'create' }   // D24 scope, D18 class
 //   config: { access: 'admin' }                                      // D31 operators
 //   config: { access: 'public' }                                     // no token
+//   config: { access: 'public', rate: 'address' }                    // no token, counted per address
 //
 // plus, optionally, `errors`: the catalogue codes the handler itself can
 // refuse with (those of authentication, rate limits, validation and
@@ -38,6 +39,8 @@ export interface AdminContract extends ContractBase {
 
 export interface PublicContract extends ContractBase {
   readonly access: 'public';
+  /** Counted against the client address's limit (http/address-limit.ts); else not counted. */
+  readonly rate?: 'address';
 }
 
 export type RouteContract = CustomerContract | AdminContract | PublicContract;
@@ -48,8 +51,8 @@ declare module 'fastify' {
     access?: RouteAccess;
     /** Customer routes: the token scope needed (D24). */
     scope?: TokenScope;
-    /** Customer routes: the D18 rate class. */
-    rate?: RateKind;
+    /** Customer routes: the D18 rate class; public routes: 'address' to be counted per address. */
+    rate?: RateKind | 'address';
     /** Catalogue codes the handler can refuse with (documented per route). */
     errors?: readonly ErrorCode[];
   }
@@ -92,11 +95,17 @@ export function contractOf(
       return { ...base, access: 'customer', scope, rate: rate as RateKind };
     }
     case 'admin':
-    case 'public':
       if (c['scope'] !== undefined || c['rate'] !== undefined) {
         throw new RouteContractError(`${where}: only customer routes take a scope or a rate`);
       }
-      return { ...base, access: c['access'] };
+      return { ...base, access: 'admin' };
+    case 'public':
+      if (c['scope'] !== undefined || (c['rate'] !== undefined && c['rate'] !== 'address')) {
+        throw new RouteContractError(
+          `${where}: a public route takes no scope, and no rate but 'address'`,
+        );
+      }
+      return { ...base, access: 'public', ...(c['rate'] === 'address' ? { rate: 'address' } : {}) };
     default:
       throw new RouteContractError(
         `${where}: config.access must say who may call the route ('customer', 'admin' or 'public')`,

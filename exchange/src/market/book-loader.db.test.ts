@@ -171,6 +171,8 @@ describe('start-up reads on PostgreSQL (docs/architecture.md flow 5)', () => {
     expect([...tables].sort()).toEqual([
       'accounts',
       'book_halts',
+      // The live feed's number (feed/sequence.ts).
+      'book_sequences',
       'clusters',
       'credit_holds',
       'fills',

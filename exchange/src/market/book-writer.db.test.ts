@@ -10,6 +10,7 @@ import type { Command } from './book-writer.js';
 import { testOutboxRow } from './testing/outbox-row.js';
 import { ChangeSet, WRITE_BATCH_MARK } from './change-set.js';
 import { migrate } from '../db/migrate.js';
+import { failingWrites } from '../db/testing/failing-writes.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
 import { Market } from './market.js';
@@ -44,8 +45,13 @@ let atGate: (() => void) | undefined;
  * the statement runs, inside a transaction that is then rolled back.
  */
 function flaky(db: Database): Database {
+  const failing = failingWrites(db, () => {
+    const fail = failNext;
+    failNext = false;
+    return fail;
+  });
   return {
-    kind: db.kind,
+    ...failing,
     query: async (sql, params, options) => {
       if (failLoads > 0 && sql.startsWith('SELECT * FROM orders WHERE gpu_type')) {
         failLoads--;
@@ -58,16 +64,8 @@ function flaky(db: Database): Database {
         atGate?.();
         await held;
       }
-      if (!failNext) return db.query(sql, params, options);
-      failNext = false;
-      return db.transaction(async (tx) => {
-        await tx.query(sql, params);
-        throw new Error('simulated commit failure');
-      });
+      return failing.query(sql, params, options);
     },
-    exec: (sql) => db.exec(sql),
-    close: () => db.close(),
-    transaction: (fn) => db.transaction(fn),
   };
 }
 

@@ -13,11 +13,19 @@
 // If a commit fails, none of its batches was acknowledged, and the in-memory
 // books are ahead of the database: each writer in the group rebuilds its
 // state from PostgreSQL before running anything else.
+//
+// Each book's live feed (feed/book-feed.ts) numbers what a batch changed in
+// the visible book as the batch runs, and publishes it once the batch is
+// committed, before the callers are answered; after a rebuild it sends its
+// watchers a fresh snapshot.
 
 import { GpuxError } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Database } from '../db/database.js';
+import { BookFeed, DEFAULT_FEED_OPTIONS } from '../feed/book-feed.js';
+import type { FeedOptions, Prepared } from '../feed/book-feed.js';
+import { loadSequence } from '../feed/sequence.js';
 import type { Logger } from '../logger.js';
 import { loadBook, loadClusters } from './book-loader.js';
 import type { BookState, BookStateOptions } from './book-state.js';
@@ -49,6 +57,10 @@ const MAX_REBUILD_BACKOFF_MS = 5_000;
 /** What a writer needs beyond its book's rules. */
 export interface WriterOptions extends BookStateOptions {
   readonly logger: Logger;
+  /** The live feed's bounds (feed/book-feed.ts); default DEFAULT_FEED_OPTIONS. */
+  readonly feed?: FeedOptions | undefined;
+  /** The time the feed puts on its events; default the system's. */
+  readonly clock?: { now(): number };
 }
 
 export class BookWriter implements BatchSource {
@@ -64,6 +76,8 @@ export class BookWriter implements BatchSource {
     private readonly group: CommitGroup,
     private state: BookState,
     private readonly options: WriterOptions,
+    /** The book's live feed (GET /v1/stream). */
+    readonly feed: BookFeed,
   ) {}
 
   /** Rebuilds since start (a batch lost, or its commit failed), and failed rebuild attempts. */
@@ -76,7 +90,14 @@ export class BookWriter implements BatchSource {
     zone: Zone,
     options: WriterOptions,
   ): Promise<BookWriter> {
-    return new BookWriter(db, group, await loadBook(db, gpuType, zone, options), options);
+    const [state, sequence] = await Promise.all([
+      loadBook(db, gpuType, zone, options),
+      loadSequence(db, gpuType, zone),
+    ]);
+    const clock = options.clock ?? { now: () => Date.now() };
+    const feedOptions = options.feed ?? DEFAULT_FEED_OPTIONS;
+    const feed = new BookFeed(gpuType, zone, state.book, sequence, feedOptions, () => clock.now());
+    return new BookWriter(db, group, state, options, feed);
   }
 
   get gpuType(): GpuType {
@@ -151,6 +172,19 @@ export class BookWriter implements BatchSource {
         results.push({ ok: false, value: err });
       }
     }
+    // What the batch changed in the visible book, numbered; its last number
+    // is committed with it (migration 0019).
+    let prepared: Prepared | undefined;
+    if (broken === undefined) {
+      prepared = this.feed.prepare(this.state.book, changes.fills);
+      if (prepared !== undefined) {
+        changes.sequences.push({
+          gpu_type: this.gpuType,
+          zone: this.zone,
+          sequence: prepared.last,
+        });
+      }
+    }
     return {
       book: `${this.gpuType}/${this.zone}`,
       changes: broken === undefined ? changes : undefined,
@@ -161,6 +195,7 @@ export class BookWriter implements BatchSource {
           // Another process owns the book now: this state is no longer the
           // market's, and nothing may run on it again (market/ownership.ts).
           this.closed = true;
+          this.feed.close('unavailable');
           for (const q of [...batch, ...this.queue.splice(0)]) q.reject(failure.error);
           this.busy = false;
           this.idle?.resolve();
@@ -178,6 +213,8 @@ export class BookWriter implements BatchSource {
           await this.rebuild();
           for (const q of batch) q.reject(failure.error);
         } else {
+          // Committed: the watchers hear of it before the callers do.
+          if (prepared !== undefined) this.feed.publish(prepared);
           batch.forEach((q, i) => {
             const r = results[i];
             if (r === undefined) return;
@@ -202,7 +239,13 @@ export class BookWriter implements BatchSource {
     this.stats.rebuilds++;
     for (let attempt = 0; ; attempt++) {
       try {
-        this.state = await loadBook(this.db, this.state.gpuType, this.state.zone, this.options);
+        const [state, sequence] = await Promise.all([
+          loadBook(this.db, this.gpuType, this.zone, this.options),
+          loadSequence(this.db, this.gpuType, this.zone),
+        ]);
+        this.state = state;
+        // Its watchers start again from what the database holds.
+        this.feed.reset(state.book, sequence);
         // What was in memory and not committed is gone: leases too.
         this.group.onLeases?.('all');
         if (attempt > 0) {

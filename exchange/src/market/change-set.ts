@@ -86,6 +86,11 @@ const PARTS: readonly string[] = [
   `UPDATE clusters c SET cordoned_at = x.cordoned_at
       FROM json_to_recordset($::json) AS x(id text, cordoned_at timestamptz)
      WHERE c.id = x.id`,
+  // Issue 22: the live feed's last number, with the changes it numbers (migrations/0019).
+  `INSERT INTO book_sequences (gpu_type, zone, sequence)
+    SELECT gpu_type, zone, sequence
+      FROM json_to_recordset($::json) AS x(gpu_type text, zone text, sequence bigint)
+    ON CONFLICT (gpu_type, zone) DO UPDATE SET sequence = EXCLUDED.sequence`,
 ];
 
 const statements = new Map<number, string>();
@@ -150,6 +155,8 @@ export class ChangeSet {
   readonly halts: { gpu_type: string; zone: string; halted_ms: number | null }[] = [];
   /** Clusters cordoned (an ISO time) or uncordoned (null) by an operator (market/cordon.ts). */
   readonly cordons: { id: string; cordoned_at: string | null }[] = [];
+  /** The feed's last number of each book whose levels or trades this batch changed (feed/). */
+  readonly sequences: { gpu_type: string; zone: string; sequence: number }[] = [];
 
   get empty(): boolean {
     return (
@@ -164,7 +171,8 @@ export class ChangeSet {
       this.nodes.length === 0 &&
       this.audits.length === 0 &&
       this.halts.length === 0 &&
-      this.cordons.length === 0
+      this.cordons.length === 0 &&
+      this.sequences.length === 0
     );
   }
 
@@ -186,6 +194,7 @@ export class ChangeSet {
       all.audits.push(...s.audits);
       all.halts.push(...s.halts);
       all.cordons.push(...s.cordons);
+      all.sequences.push(...s.sequences);
     }
     return all;
   }
@@ -245,6 +254,7 @@ export class ChangeSet {
       this.audits,
       this.halts,
       this.cordons,
+      this.sequences,
     ];
     let mask = 0;
     const params: string[] = [];

@@ -10,6 +10,7 @@ import { GPU_TYPES, InvariantError, ZONES } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Database } from '../db/database.js';
+import { DEFAULT_FEED_OPTIONS } from '../feed/book-feed.js';
 import { SILENT_LOGGER } from '../logger.js';
 import { purgeStaleHolds } from '../orders/credit.js';
 import { BookWriter } from './book-writer.js';
@@ -48,6 +49,7 @@ const HOLD_PURGE_INTERVAL_MS = 60_000;
 export class Market {
   private timer: NodeJS.Timeout | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private ticking = false;
   /**
    * Suspended accounts (the operators' API): an order of one is refused by
@@ -98,6 +100,14 @@ export class Market {
    * the first request, a restart costs O(open orders) (book-loader.ts).
    */
   private start(o: MarketOptions): void {
+    // The live feeds' heartbeats (feed/book-feed.ts), to the books with watchers.
+    const heartbeatMs = (o.feed ?? DEFAULT_FEED_OPTIONS).heartbeatMs;
+    if (heartbeatMs > 0) {
+      this.heartbeatTimer = setInterval(() => {
+        for (const w of this.writers.values()) w.feed.heartbeat();
+      }, heartbeatMs);
+      this.heartbeatTimer.unref();
+    }
     if (o.tickIntervalMs > 0) {
       this.timer = setInterval(() => void this.tickAll(), o.tickIntervalMs);
       this.timer.unref();
@@ -198,6 +208,9 @@ export class Market {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     if (this.purgeTimer !== undefined) clearInterval(this.purgeTimer);
+    if (this.heartbeatTimer !== undefined) clearInterval(this.heartbeatTimer);
     await Promise.all([...this.writers.values()].map((w) => w.close()));
+    // What was committed has been published; the streams end here.
+    for (const w of this.writers.values()) w.feed.close('unavailable');
   }
 }

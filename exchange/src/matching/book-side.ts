@@ -16,8 +16,19 @@ export class BookSide {
    * fills").
    */
   aon = 0;
+  /**
+   * Prices whose level changed (an order joined, left or was filled in
+   * part), repeats included, while someone keeps count (the live feed,
+   * feed/book-feed.ts); null: nobody does, and nothing is recorded.
+   */
+  changed: number[] | null = null;
 
   constructor(readonly isBid: boolean) {}
+
+  /** The level at `price`, if any order rests there. */
+  at(price: number): PriceLevel | undefined {
+    return this.byPrice.get(price);
+  }
 
   best(): PriceLevel | undefined {
     return this.levels[this.levels.length - 1];
@@ -37,6 +48,7 @@ export class BookSide {
     }
     level.append(o);
     if (o.allOrNothing) this.aon++;
+    this.changed?.push(o.price);
   }
 
   remove(o: OrderRec): void {
@@ -45,6 +57,7 @@ export class BookSide {
     level.unlink(o);
     if (o.allOrNothing) this.aon--;
     if (level.count === 0) this.dropLevel(level);
+    this.changed?.push(level.price);
   }
 
   /** Take `nodes` from a resting order; unlinks it when it has none left. */
@@ -53,6 +66,7 @@ export class BookSide {
     if (level === null) return;
     o.remaining -= nodes;
     level.nodes -= nodes;
+    this.changed?.push(level.price);
     if (o.remaining === 0) {
       level.unlink(o);
       if (o.allOrNothing) this.aon--;

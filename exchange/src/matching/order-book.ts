@@ -256,6 +256,31 @@ export class OrderBook implements Book {
     };
   }
 
+  /**
+   * From now on, remember which price levels change (the live feed,
+   * feed/book-feed.ts): takeChangedLevels() hands their prices over. Off
+   * until called, so a book nobody follows records nothing.
+   */
+  trackLevels(): void {
+    this.bids.changed ??= [];
+    this.asks.changed ??= [];
+  }
+
+  /** Prices of the levels changed since the last call (repeats included); empty unless tracked. */
+  takeChangedLevels(): { readonly bids: number[]; readonly asks: number[] } {
+    const bids = this.bids.changed ?? [];
+    const asks = this.asks.changed ?? [];
+    if (this.bids.changed !== null) this.bids.changed = [];
+    if (this.asks.changed !== null) this.asks.changed = [];
+    return { bids, asks };
+  }
+
+  /** The level at `price` on one side as snapshot() shows it; undefined when none rests there. */
+  levelAt(bid: boolean, price: Cents): Level | undefined {
+    const l = (bid ? this.bids : this.asks).at(price);
+    return l === undefined ? undefined : { price, gpus: l.nodes * GPUS_PER_NODE, orders: l.count };
+  }
+
   estimate(query: EstimateQuery, now: Millis): Estimate {
     // The API validates the query; out of these bounds the sums could pass 2^53.
     if (!Number.isInteger(query.nodes) || query.nodes < 1 || query.nodes > MAX_NODES) {

@@ -152,14 +152,17 @@ export const marketDataRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
       checkInstanceType(q);
       const gpuType = q.gpu_type;
       const now = market.clock.now();
-      const { view } = market.writer(gpuType, q.zone);
+      const { view, feed } = market.writer(gpuType, q.zone);
+      // Read together, before anything is awaited (issue 22: the feed's recipe).
       const snap = view.book.snapshot(q.depth);
+      const sequence = feed.sequence;
       const volume = await volumeSince(db, gpuType, q.zone, now - 24 * HOUR_MS);
       return orderBookView(
         { gpuType, zone: q.zone, instanceType: q.instance_type, halted: view.haltedAt !== null },
         now,
         snap,
         volume,
+        sequence,
       );
     },
   );

@@ -127,6 +127,10 @@ describe('every endpoint, in each of its forms', () => {
       role: 'owner',
     });
     expect((await ex.app.inject({ method: 'GET', url: OPENAPI_PATH })).statusCode).toBe(200);
+    // The live feed refuses a query without its book as any route would (its stream: below).
+    expect(
+      (await ex.app.inject({ method: 'GET', url: '/v1/stream?gpu_type=h100' })).statusCode,
+    ).toBe(400);
 
     // An empty book: every price null, no last trade; an estimate short of GPUs.
     const empty = await ok(get(`/v1/orderbook?gpu_type=h100&zone=${H100.zone}`));
@@ -434,7 +438,9 @@ describe('every endpoint, in each of its forms', () => {
         .filter((s) => s.status < 300 && s.route !== undefined)
         .map((s) => `${s.method} ${s.route}`),
     );
-    const missing = routes.filter((r) => !succeeded.has(r) && !NO_SUCCESS_YET.has(r));
+    const missing = routes.filter(
+      (r) => !succeeded.has(r) && !NO_SUCCESS_YET.has(r) && !STREAMED.has(r),
+    );
     expect(missing).toEqual([]);
     expect(guard.mismatches).toEqual([]);
   });
@@ -507,3 +513,11 @@ function undocumented(doc: Json, answers: readonly Seen[]): string[] {
 
 /** Every route has a success to show. */
 const NO_SUCCESS_YET = new Set<string>();
+
+/**
+ * Routes whose success is a stream the route writes itself (server-sent
+ * events, after reply.hijack()): Fastify's hooks never see it, so it is not
+ * recorded here; routes/stream.db.test.ts and feed/feed.db.test.ts read it
+ * over real HTTP. Their error answers are recorded as any other's.
+ */
+const STREAMED = new Set(['GET /v1/stream']);

@@ -1,6 +1,8 @@
 // GET /healthz (liveness), GET /readyz (readiness: this process owns the
 // market and serves, docs/ownership.md) and GET /v1/openapi.json (the
-// document of the API, openapi.ts); none needs a token.
+// document of the API, openapi.ts); none needs a token. The document is
+// counted against the public endpoints' limit per client address; the probes
+// are not (a load balancer's checks must never be refused).
 
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { GpuxError } from '@gpux/shared';
@@ -67,7 +69,8 @@ export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
   app.get(
     OPENAPI_PATH,
     {
-      config: { access: 'public' },
+      // Counted per client address, as the public endpoints are (http/address-limit.ts).
+      config: { access: 'public', rate: 'address' },
       schema: {
         summary: 'The OpenAPI 3.1 document of this API',
         tags: ['service'],

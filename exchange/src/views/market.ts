@@ -18,7 +18,7 @@ import { iso } from './format.js';
 /** Whether a book takes orders (an operator may halt it: docs/api/admin.md "Books"). */
 export const BOOK_STATUSES = ['open', 'halted'] as const;
 
-const LevelSchema = Type.Object(
+export const LevelSchema = Type.Object(
   {
     price: Dollars(),
     gpus: Type.Integer({ description: 'GPUs at that price.' }),
@@ -49,6 +49,11 @@ export const OrderBookSchema = Type.Object(
       Type.Object({ price: Dollars(), gpus: Type.Integer(), timestamp: Timestamp() }),
     ),
     volume_24h: Type.Integer({ description: 'GPUs traded over the last 24 hours.' }),
+    sequence: Type.Integer({
+      minimum: 0,
+      description:
+        'The live feed’s number of the last update this book includes (GET /v1/stream): events numbered above it are newer. It may already include a few of them, which applied again change nothing (docs/api/market-data.md).',
+    }),
   },
   { title: 'OrderBook', description: 'The order book of one GPU type and zone.' },
 );
@@ -151,6 +156,7 @@ export function orderBookView(
   now: number,
   snap: BookSnapshot,
   volume24h: number,
+  sequence: number,
 ): OrderBookJson {
   return {
     gpu_type: book.gpuType,
@@ -175,6 +181,7 @@ export function orderBookView(
             timestamp: iso(snap.lastTrade.at),
           },
     volume_24h: volume24h,
+    sequence,
   };
 }
 

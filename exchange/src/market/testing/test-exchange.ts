@@ -13,6 +13,8 @@ import { SecretBox } from '../../leases/secret-box.js';
 import { guardSerialization } from '../../http/testing/serialization-guard.js';
 import type { RateLimits } from '../../auth/rate-limit.js';
 import type { Database } from '../../db/database.js';
+import { DEFAULT_FEED_OPTIONS } from '../../feed/book-feed.js';
+import type { FeedOptions } from '../../feed/book-feed.js';
 import type { Logger } from '../../logger.js';
 import { migrate } from '../../db/migrate.js';
 import { openPglite } from '../../db/pglite.js';
@@ -58,6 +60,12 @@ export interface TestExchangeOptions {
   readonly logger?: Logger;
   /** Fastify's logger, requests included (default: none, or GPUX_TEST_LOG's level). */
   readonly requestLogger?: FastifyBaseLogger;
+  /** The live feed's bounds (default: the exchange's, without heartbeats). */
+  readonly feed?: Partial<FeedOptions>;
+  /** Live feed streams per client address (default: the exchange's). */
+  readonly streamsPerAddress?: number;
+  /** Public requests per client address and minute (default: the exchange's). */
+  readonly publicRatePerMinute?: number;
 }
 
 /** What TestExchange.marketLease made. */
@@ -123,6 +131,8 @@ export interface TestExchange {
   marketLease(tag: string): Promise<MarketLease>;
   /** Let time pass in every book (expiry, scheduled orders, lease ends). */
   tick(ms?: number): Promise<void>;
+  /** Serve the app on a port of 127.0.0.1 (streams need real HTTP); returns its URL. */
+  listen(): Promise<string>;
   /** Stop the app and the books; keep the database (for a restart). */
   stop(): Promise<void>;
   /** Stop and drop the database. */
@@ -159,6 +169,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     tickIntervalMs: 0,
     clock,
     fence: { tokenFor: (b) => ownership.tokenFor(b), fenced: () => undefined },
+    feed: { ...DEFAULT_FEED_OPTIONS, heartbeatMs: 0, ...o.feed },
     ...(o.logger === undefined ? {} : { logger: o.logger }),
     ...(o.provisioningTimeoutMs === undefined
       ? {}
@@ -169,6 +180,10 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     {
       logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
       rateLimits: o.rateLimits ?? NO_LIMITS,
+      ...(o.streamsPerAddress === undefined ? {} : { streamsPerAddress: o.streamsPerAddress }),
+      ...(o.publicRatePerMinute === undefined
+        ? {}
+        : { publicRatePerMinute: o.publicRatePerMinute }),
       ...(o.requestLogger === undefined ? {} : { logger: o.requestLogger }),
     },
     { db, adminToken: ADMIN_TOKEN, market, secrets },
@@ -269,6 +284,12 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       const orderId = buy.json['order_id'] as string;
       const leaseId = buy.json['lease_id'] as string;
       return { book, provider, buyer, clusterId, orderId, leaseId };
+    },
+    async listen() {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const address = app.server.address();
+      if (address === null || typeof address === 'string') throw new Error('not listening');
+      return `http://127.0.0.1:${address.port}`;
     },
     async tick(ms = 0) {
       clock.advance(ms);

@@ -1,0 +1,84 @@
+// How queued events reach watchers (feed/fan-out.ts): one buffer for all,
+// written a slice of watchers per turn of the event loop; the next write
+// only once the last reached everyone; a watcher that joined in between
+// gets only what came after its start.
+
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import { FanOut, flushDelayMs } from './fan-out.js';
+import type { Entry } from './fan-out.js';
+import { FakeSink } from './testing/fake-sink.js';
+import { Watcher } from './watcher.js';
+
+const level = (seq: number): Entry => ({ seq, event: 'level', data: { sequence: seq } });
+/** Runs the next timer or turn the fan-out scheduled (the clock is vitest's). */
+const turn = (): void => {
+  vi.advanceTimersToNextTimer();
+};
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function watchers(n: number, through: number): { set: Set<Watcher>; sinks: FakeSink[] } {
+  const set = new Set<Watcher>();
+  const sinks: FakeSink[] = [];
+  for (let i = 0; i < n; i++) {
+    const sink = new FakeSink();
+    const w = new Watcher(sink, 1 << 20, () => set.delete(w));
+    w.through = through;
+    set.add(w);
+    sinks.push(sink);
+  }
+  return { set, sinks };
+}
+
+describe('FanOut', () => {
+  it('waits longer to write the more watchers there are, at most 25 ms', () => {
+    expect([1, 39, 40, 400, 1000, 100_000].map(flushDelayMs)).toEqual([0, 0, 1, 10, 25, 25]);
+  });
+
+  it('writes one buffer to every watcher, a hundred a turn; what is queued meanwhile waits for the write to reach everyone', () => {
+    vi.useFakeTimers();
+    const { set, sinks } = watchers(250, 0);
+    const fan = new FanOut(set, 0);
+    fan.queue([level(1), level(2)], 2);
+    // 250 watchers: the write waits 6 ms.
+    expect(sinks.every((s) => s.chunks.length === 0)).toBe(true);
+    turn();
+    // The first slice: a hundred watchers, each the same two events in one write.
+    expect(sinks.filter((s) => s.chunks.length === 1)).toHaveLength(100);
+    expect(sinks[0]?.events.map((e) => e.id)).toEqual([1, 2]);
+    // One joins with everything up to 3, and 3 is queued, while the write goes on.
+    const late = new FakeSink();
+    const joined = new Watcher(late, 1 << 20, () => undefined);
+    joined.through = 3;
+    set.add(joined);
+    fan.queue([level(3)], 3);
+    turn();
+    turn();
+    expect(sinks.every((s) => s.chunks.length === 1)).toBe(true);
+    turn();
+    turn();
+    turn();
+    expect(sinks.every((s) => s.events.map((e) => e.id).join() === '1,2,3')).toBe(true);
+    expect(late.chunks).toEqual([]);
+    // A heartbeat repeats the last number: to everyone, the joiner too.
+    fan.heartbeat({ seq: 3, event: 'heartbeat', data: {} });
+    fan.flushAll();
+    expect(late.events.map((e) => e.event)).toEqual(['heartbeat']);
+    expect(sinks.every((s) => s.events.at(-1)?.event === 'heartbeat')).toBe(true);
+  });
+
+  it('flushAll() delivers everything at once; drop() forgets what is queued', () => {
+    const { set, sinks } = watchers(150, 0);
+    const fan = new FanOut(set, 0);
+    fan.queue([level(1)], 1);
+    fan.flushAll();
+    expect(sinks.every((s) => s.events.length === 1)).toBe(true);
+    fan.queue([level(2)], 2);
+    fan.drop(2);
+    fan.flushAll();
+    expect(sinks.every((s) => s.events.length === 1)).toBe(true);
+  });
+});
