@@ -53,7 +53,7 @@ export interface paths {
     };
     /**
      * The OpenAPI 3.1 document of this API
-     * @description No token needed.
+     * @description No token needed. Counted against the limit of the public endpoints per client address.
      */
     get: operations['getOpenapiJson'];
     put?: never;
@@ -750,6 +750,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The live feed of one book (server-sent events)
+     * @description A snapshot of every level of the book with its sequence number, then each change as it is committed: levels (absolute GPUs and orders at a price; 0 GPUs removes it) and trades, each numbered one more than the last, and a heartbeat every few seconds. Resume with Last-Event-ID. Too many streams open from one address is rate_limited. docs/api/market-data.md has the events and how to keep a copy of the book.
+     *
+     *     No token needed. Counted against the limit of the public endpoints per client address.
+     */
+    get: operations['getStream'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/leases': {
     parameters: {
       query?: never;
@@ -1371,6 +1393,89 @@ export interface components {
       /** Format: date-time */
       timestamp: string;
     };
+    /**
+     * FeedClosed
+     * @description The last event: the exchange ends the stream. Reconnect (Last-Event-ID).
+     */
+    FeedClosed: {
+      /** @enum {string} */
+      type: 'closed';
+      /** @enum {string} */
+      reason: 'slow_consumer' | 'unavailable';
+      message: string;
+    };
+    /**
+     * FeedHeartbeat
+     * @description Sent every few seconds: the stream is alive.
+     */
+    FeedHeartbeat: {
+      /** @enum {string} */
+      type: 'heartbeat';
+      /** @description The book's sequence number: the last update sent; not a new number. */
+      sequence: number;
+      /** Format: date-time */
+      time: string;
+    };
+    /**
+     * FeedLevel
+     * @description One price level as it is now (absolute, not a difference).
+     */
+    FeedLevel: {
+      /** @enum {string} */
+      type: 'level';
+      /** @description The book's sequence number: one more than the event before. */
+      sequence: number;
+      /** @enum {string} */
+      side: 'bid' | 'ask';
+      price: number;
+      /** @description GPUs at this price now; 0: the level is gone. */
+      gpus: number;
+      /** @description Orders at this price now. */
+      orders: number;
+      /**
+       * Format: date-time
+       * @description When the change was committed.
+       */
+      time: string;
+    };
+    /**
+     * FeedSnapshot
+     * @description The whole visible book: replaces whatever copy the client holds, whatever its sequence.
+     */
+    FeedSnapshot: {
+      /** @enum {string} */
+      type: 'snapshot';
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description The book's sequence number: the last update this snapshot includes. */
+      sequence: number;
+      /** Format: date-time */
+      time: string;
+      /** @description Every level, highest price first. */
+      bids: components['schemas']['Level'][];
+      /** @description Every level, lowest price first. */
+      asks: components['schemas']['Level'][];
+    };
+    /**
+     * FeedTrade
+     * @description A fill, as GET /v1/trades lists it. The levels it changed follow as level events.
+     */
+    FeedTrade: {
+      /** @enum {string} */
+      type: 'trade';
+      /** @description The book's sequence number: one more than the event before. */
+      sequence: number;
+      /** @description Per GPU-hour. */
+      price: number;
+      gpus: number;
+      /**
+       * Format: date-time
+       * @description When it matched.
+       */
+      time: string;
+    };
     /** Health */
     Health: {
       /** @enum {string} */
@@ -1647,6 +1752,8 @@ export interface components {
       } | null;
       /** @description GPUs traded over the last 24 hours. */
       volume_24h: number;
+      /** @description The live feed’s number of the last update this book includes (GET /v1/stream): events numbered above it are newer. It may already include a few of them, which applied again change nothing (docs/api/market-data.md). */
+      sequence: number;
     };
     /** OrderList */
     OrderList: {
@@ -2018,6 +2125,21 @@ export interface operations {
           };
         };
       };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
       /** @description `internal_error`: An unexpected server error; no details are disclosed. */
       500: {
         headers: {
@@ -2035,6 +2157,7 @@ export interface operations {
       /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
       503: {
         headers: {
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -6642,6 +6765,124 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getStream: {
+    parameters: {
+      query: {
+        gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+        zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      };
+      header?: {
+        /** @description The `id` of the last event received (a sequence number): the stream resumes after it when the exchange still holds every update since, else starts with a snapshot. */
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': (
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'snapshot';
+                data: components['schemas']['FeedSnapshot'];
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'level';
+                data: components['schemas']['FeedLevel'];
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'trade';
+                data: components['schemas']['FeedTrade'];
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'heartbeat';
+                data: components['schemas']['FeedHeartbeat'];
+              }
+            | {
+                /** @enum {string} */
+                event: 'closed';
+                data: components['schemas']['FeedClosed'];
+              }
+          )[];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
