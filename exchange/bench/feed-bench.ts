@@ -116,7 +116,8 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
   let probe: PgProbe | undefined;
   try {
     const url = await exchange.start({
-      nodeArgs: [],
+      // Extra flags for the exchange's node, e.g. --cpu-prof (as for the HTTP bench).
+      nodeArgs: (process.env['BENCH_EXCHANGE_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
       env: {
         GPUX_STREAMS_PER_ADDRESS: String(o.subscribers + 10),
         GPUX_RATE_PUBLIC_PER_MINUTE: '999999999',
@@ -146,7 +147,11 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
       const label = phase.measured
         ? `${phase.name}${watched ? ` ${o.subscribers}` : ''}`
         : 'warm-up';
-      const cpu = `cpu: exchange ${r.cpu.exchange?.toFixed(0) ?? '?'}%, bench ${r.cpu.bench.toFixed(0)}%, machine ${r.cpu.machine?.toFixed(0) ?? '?'}% of ${r.cpu.cores * 100}%`;
+      const pct = (v: number | undefined): string => (v === undefined ? '?' : `${v.toFixed(0)}%`);
+      const mine =
+        (r.cpu.exchange ?? 0) + (r.cpu.postgres ?? 0) + r.cpu.bench + (s?.cpuPercent ?? 0);
+      const others = r.cpu.machine === undefined ? undefined : Math.max(0, r.cpu.machine - mine);
+      const cpu = `cpu: exchange ${pct(r.cpu.exchange)}, postgres ${pct(r.cpu.postgres)}, bench ${pct(r.cpu.bench)}; machine ${pct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${pct(others)})`;
       console.log(
         `  ${label.padEnd(14)} ${Math.round(r.achieved)} orders/s  ${fmtLatencyMs(r.latency)}  errors ${r.errors.total()}; ${cpu}`,
       );
@@ -157,7 +162,7 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
             .map(([k, v]) => `${k} ${v}`)
             .join(', ') || 'none';
         console.log(
-          `  ${''.padEnd(14)} subscribers: ${Math.round(s.updates / s.subscribers)} updates each, gaps ${s.gaps}, ended by the exchange: ${closed}, broken ${s.broken}; fan-out ${fmtLatencyMs(fan)} (${fan.samples} samples)`,
+          `  ${''.padEnd(14)} subscribers: ${Math.round(s.updates / s.subscribers)} updates each, gaps ${s.gaps}, ended by the exchange: ${closed}, broken ${s.broken}; their process ${s.cpuPercent.toFixed(0)}% cpu; fan-out ${fmtLatencyMs(fan)} (${fan.samples} samples)`,
         );
       }
       if (phase.measured) (watched ? withSubs : without).push(r);

@@ -267,12 +267,8 @@ export class OrderBook implements Book {
   }
 
   /** Prices of the levels changed since the last call (repeats included); empty unless tracked. */
-  takeChangedLevels(): { readonly bids: number[]; readonly asks: number[] } {
-    const bids = this.bids.changed ?? [];
-    const asks = this.asks.changed ?? [];
-    if (this.bids.changed !== null) this.bids.changed = [];
-    if (this.asks.changed !== null) this.asks.changed = [];
-    return { bids, asks };
+  takeChangedLevels(): { readonly bids: readonly number[]; readonly asks: readonly number[] } {
+    return { bids: takeChanged(this.bids), asks: takeChanged(this.asks) };
   }
 
   /** The level at `price` on one side as snapshot() shows it; undefined when none rests there. */
@@ -1130,6 +1126,16 @@ function stateOf(o: OrderRec): 'resting' | 'scheduled' | 'filled' | 'cancelled' 
   if (o.state === RESTING) return 'resting';
   if (o.state === DONE) return o.remaining === 0 ? 'filled' : 'cancelled';
   return 'scheduled';
+}
+
+const NONE: readonly number[] = Object.freeze([]);
+
+/** The prices `side` recorded, and a fresh record when there were any. */
+function takeChanged(side: BookSide): readonly number[] {
+  const changed = side.changed;
+  if (changed === null || changed.length === 0) return NONE;
+  side.changed = [];
+  return changed;
 }
 
 function levelsOf(side: BookSide, depth: number): Level[] {
