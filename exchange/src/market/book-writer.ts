@@ -153,6 +153,7 @@ export class BookWriter implements BatchSource {
     }
     return {
       book: `${this.gpuType}/${this.zone}`,
+      commands: batch.length,
       changes: broken === undefined ? changes : undefined,
       settle: async (commitFailure: Failure | undefined): Promise<void> => {
         // A batch that changed nothing is not hurt by another book's failed commit.
@@ -202,7 +203,9 @@ export class BookWriter implements BatchSource {
     this.stats.rebuilds++;
     for (let attempt = 0; ; attempt++) {
       try {
+        const tally = this.state.tally;
         this.state = await loadBook(this.db, this.state.gpuType, this.state.zone, this.options);
+        this.state.tally = tally;
         // What was in memory and not committed is gone: leases too.
         this.group.onLeases?.('all');
         if (attempt > 0) {
