@@ -22,12 +22,6 @@ const SLOW_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
 const BOOK = ['gpu_type', 'zone'] as const;
-const GRPC_CODE_NAMES = new Map(
-  Object.entries(grpcStatus)
-    .filter(([, v]) => typeof v === 'number')
-    .map(([k, v]) => [v as number, k]),
-);
-
 /** The kinds of gpux_errors_total (docs/metrics.md). */
 export type ErrorKind = 'http_5xx' | 'commit_failed' | 'grpc_internal';
 
@@ -183,7 +177,7 @@ export class ExchangeMetrics {
   /** For grpc-server.ts's ServiceContext.onCall, in this process. */
   // And for agent-host.ts: the agents' service process tells its counts.
   readonly onGrpcCall = (method: string, code: grpcStatus, n = 1): void => {
-    this.grpcCalls.inc({ method, code: GRPC_CODE_NAMES.get(code) ?? String(code) }, n);
+    this.grpcCalls.inc({ method, code: grpcStatus[code] ?? String(code) }, n);
     if (code === grpcStatus.INTERNAL) this.errors.inc({ kind: 'grpc_internal' }, n);
   };
 
