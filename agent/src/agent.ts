@@ -30,6 +30,8 @@ import type { GpuInventory } from './inventory/nvidia-smi.js';
 import { LeaseDirectory } from './lease-directory.js';
 import { LeaseQueue } from './leases/lease-queue.js';
 import { LeaseWorker } from './leases/lease-worker.js';
+import { AgentMetrics, serveMetrics } from './metrics.js';
+import type { MetricsServer } from './metrics.js';
 import { Reconciler } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
 import type { Logger } from './logger.js';
@@ -117,15 +119,19 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     );
   }
 
-  // 4. The exchange: every call goes through the pacing that keeps within its limits.
+  // 4. The exchange: every call goes through the pacing that keeps within
+  //    its limits; what reaches the exchange is counted (GPUX_METRICS_LISTEN).
+  const metrics = new AgentMetrics();
   const exchange = new PacedExchange(
-    deps.exchange ??
-      new GrpcExchangeClient({
-        target: config.exchangeTarget,
-        tls: config.exchangeTls,
-        token: config.token,
-        deadlineMs: config.grpcDeadlineMs,
-      }),
+    metrics.instrument(
+      deps.exchange ??
+        new GrpcExchangeClient({
+          target: config.exchangeTarget,
+          tls: config.exchangeTls,
+          token: config.token,
+          deadlineMs: config.grpcDeadlineMs,
+        }),
+    ),
     { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
   );
 
@@ -165,6 +171,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     logger,
     // Its nodes are free again: a heartbeat soon shows them, and the seller lists them.
     onLeaseEnded: () => heartbeat.nudge(),
+    observe: metrics.leaseObserver,
   });
   const leases = new LeaseQueue({ worker, logger });
   // Their tokens are refreshed in time (D28), whether the exchange answers yet or not.
@@ -180,7 +187,26 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     tombstones,
     reports,
     logger,
+    onResult: (r) => metrics.reconciled(r),
   });
+
+  // GET /metrics, when GPUX_METRICS_LISTEN says where.
+  let served: MetricsServer | undefined;
+  if (config.metricsListen !== undefined) {
+    const listen = config.metricsListen;
+    try {
+      served = await serveMetrics(metrics, listen, () =>
+        metrics.sshSessions.set(gateway.openSessions),
+      );
+    } catch (err) {
+      await gateway.close();
+      await opened.close().catch((e: unknown) => logger.warn({ err: e }, 'webhook not closed'));
+      throw new AgentFatalError(
+        `GET /metrics cannot listen on GPUX_METRICS_LISTEN ${listen.host}:${listen.port}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
 
   // 7. Run: attach, heartbeat, reconcile, consume the cluster's events (agent-runtime.ts).
   const bus = deps.bus;
@@ -211,6 +237,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
             filterSubject: source.filterSubject,
           }),
     close: async () => {
+      await served?.close();
       await gateway.close();
       await opened.close();
       exchange.close();

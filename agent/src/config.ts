@@ -75,6 +75,8 @@ export interface AgentConfig {
   /** Set with PROVISIONER=kubernetes. */
   readonly kubernetes: KubernetesConfig | undefined;
   readonly sshListen: HostPort;
+  /** GPUX_METRICS_LISTEN: GET /metrics (metrics.ts); undefined: none. */
+  readonly metricsListen: HostPort | undefined;
   readonly sshAdvertiseHost: string;
   /** undefined: no sells are listed. */
   readonly askCents: number | undefined;
@@ -260,6 +262,7 @@ export function compileSettings(
     kubernetes,
     sshListen,
     sshAdvertiseHost,
+    metricsListen: v.metricsListen === undefined ? undefined : parseHostPort(v.metricsListen),
     askCents: v.askPrice === undefined ? undefined : askCentsOf(v.askPrice),
     listHours: v.listHours,
     heartbeatIntervalMs,

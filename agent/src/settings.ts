@@ -146,6 +146,12 @@ export const AGENT_SETTINGS = [
     description:
       "the host in the reported endpoints `<ssh_user>@<host>:<port>`; this machine's name when listening on `0.0.0.0` or `::`",
   }),
+  setting('metricsListen', {
+    name: 'GPUX_METRICS_LISTEN',
+    parse: hostPort,
+    description:
+      'where `GET /metrics` (Prometheus text) listens (`host:port`); unset: no metrics. It has no token: keep it on a private address',
+  }),
   setting('askPrice', {
     name: 'GPUX_ASK_PRICE',
     parse: askPrice,

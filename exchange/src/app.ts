@@ -21,6 +21,7 @@ import { standbyGate } from './http/standby.js';
 import { routeGuards } from './http/guard.js';
 import { schemaErrorFormatter } from './http/problems.js';
 import { validatorCompiler } from './http/validation.js';
+import { metricsRoutes } from './metrics/metrics-route.js';
 import { openApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminAccountRoutes } from './routes/admin-accounts.js';
@@ -110,6 +111,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   }
   const serving = services === 'offline' ? undefined : services.serving;
   if (serving !== undefined) standbyGate(app, serving);
+  if (services !== 'offline') services.metrics?.registry.instrument(app);
   if (services !== 'offline') idempotency(app, services.db, () => services.market.clock.now());
   // Before the routes: it records them as they are added (openapi.ts).
   openApi(app);
@@ -130,6 +132,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(marketDataRoutes, { ctx });
   void app.register(streamRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
+  void app.register(metricsRoutes, { ctx });
 
   return app;
 }

@@ -25,6 +25,8 @@ export interface Config {
   readonly dataDir: string;
   /** D31: guards the admin API; undefined: main.ts generates one and prints it. */
   readonly adminToken: string | undefined;
+  /** GPUX_METRICS_TOKEN: may read /metrics only (metrics/metrics-route.ts); the operators' tokens may too. */
+  readonly metricsToken: string | undefined;
   /** GPUX_DEMO=1: demo data on PostgreSQL too (always on the embedded database, D34). */
   readonly demo: boolean;
   /** D18: per account and minute. */
@@ -110,6 +112,7 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     databaseUrl: v.databaseUrl,
     dataDir: v.dataDir,
     adminToken: v.adminToken,
+    metricsToken: v.metricsToken,
     demo: v.demo,
     rateLimits: {
       query: v.rateQueriesPerMinute,

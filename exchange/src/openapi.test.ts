@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
 import { contractOf } from './http/route-contract.js';
 import type { RouteContract } from './http/route-contract.js';
+import { METRICS_PATH } from './metrics/metrics-route.js';
 import { OPENAPI_PATH } from './openapi.js';
 
 type Json = Record<string, unknown>;
@@ -32,7 +33,9 @@ beforeAll(async () => {
   // Every route as Fastify registers it, independent of the document's own records.
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) {
-      if (method !== 'HEAD') {
+      // GET /metrics is Prometheus text for operators, outside the API and
+      // its document on purpose (metrics/metrics-route.ts, docs/metrics.md).
+      if (method !== 'HEAD' && r.url !== METRICS_PATH) {
         routes.push({ method, url: r.url, contract: contractOf(r.method, r.url, r.config) });
       }
     }

@@ -17,6 +17,7 @@ import { migrate } from './db/migrate.js';
 import { BusPublisher } from './events/bus-publisher.js';
 import { JetStreamPublisher } from './events/jetstream-publisher.js';
 import { OutboxRelay } from './events/outbox-relay.js';
+import type { CommitGroup } from './market/commit-group.js';
 import type { EventPublisher } from './events/publisher.js';
 import type { Logger } from './logger.js';
 import { Market } from './market/market.js';
@@ -52,6 +53,8 @@ export interface OwnedDeps {
   readonly fenced: Fence['fenced'];
   /** The market changed these clusters' leases (the agents' service keeps its answers till then). */
   readonly onLeases: (clusters: readonly string[] | 'all') => void;
+  /** After every commit group (metrics/exchange-metrics.ts); unset: not measured. */
+  readonly onCommit?: NonNullable<CommitGroup['onCommit']>;
   /** The bus events go to when NATS_URL is unset. */
   readonly bus: InProcessBus | undefined;
 }
@@ -91,6 +94,7 @@ export async function startOwnedPart(
     });
     ownedStops.push(() => market.close());
     market.onLeases(d.onLeases);
+    if (d.onCommit !== undefined) market.onCommit(d.onCommit);
 
     const publisher: EventPublisher =
       bus !== undefined

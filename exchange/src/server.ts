@@ -24,6 +24,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { Directory } from './accounts/directory.js';
 import { offerDemoNodes } from './accounts/demo-sells.js';
 import { buildApp } from './app.js';
+import { ExchangeMetrics } from './metrics/exchange-metrics.js';
 import { newApiToken } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -245,7 +246,10 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     );
     if (agentDb !== db) stops.push(() => agentDb.close());
     const directory = new Directory(agentDb);
+    // One registry for the process, whichever part of it owns the market now.
+    const metrics = new ExchangeMetrics();
     const providers: ProviderContext = {
+      observe: metrics.leaseObserver,
       db: agentDb,
       get market() {
         return owned().market;
@@ -291,6 +295,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           logger.error({ err }, "the agents' gRPC service stopped; no agent can be heard");
           o.onFatal?.(err);
         },
+        metrics.onGrpcCall,
       );
       grpc = host;
     } else {
@@ -301,6 +306,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
             generation: () => role.steward?.generation ?? 0,
           }),
           backend,
+          onCall: metrics.onGrpcCall,
         },
         grpcOptions,
       );
@@ -322,6 +328,11 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         },
         secrets,
         serving,
+        metrics: {
+          registry: metrics,
+          token: config.metricsToken,
+          provisioningTimeoutMs: config.provisioningTimeoutMs,
+        },
       },
     );
     stops.push(async () => {
@@ -343,6 +354,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           tokenFor: (books) => ownership.tokenFor(books),
           fenced: () => role.steward?.lose(),
           onLeases: (clusters) => grpc.invalidate(clusters),
+          onCommit: metrics.onCommit,
           bus,
         },
         epochs,

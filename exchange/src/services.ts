@@ -4,6 +4,7 @@ import type { Database } from './db/database.js';
 import type { StreamRegistry } from './feed/streams.js';
 import type { SecretBox } from './leases/secret-box.js';
 import type { Market } from './market/market.js';
+import type { ExchangeMetrics } from './metrics/exchange-metrics.js';
 
 /** What the routes work with; main.ts opens them, tests bring their own. */
 export interface Services {
@@ -20,6 +21,16 @@ export interface Services {
    * no, customer and admin requests get 503 and /readyz says so.
    */
   readonly serving?: () => boolean;
+  /** GET /metrics (metrics/metrics-route.ts); unset: 404 there, nothing measured. */
+  readonly metrics?: MetricsService;
+}
+
+export interface MetricsService {
+  readonly registry: ExchangeMetrics;
+  /** GPUX_METRICS_TOKEN: reads /metrics and nothing else. */
+  readonly token: string | undefined;
+  /** D25, for gpux_leases_provisioning_oldest_ratio. */
+  readonly provisioningTimeoutMs: number;
 }
 
 /**

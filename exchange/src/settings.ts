@@ -103,6 +103,13 @@ export const EXCHANGE_SETTINGS = [
     shownDefault: 'generated',
     description: "the operators' token for `/v1/admin/*`; unset: a new one is printed at start",
   }),
+  setting('metricsToken', {
+    name: 'GPUX_METRICS_TOKEN',
+    parse: matching(/^[\x21-\x7e]{16,512}$/, '16 to 512 printable characters, no spaces'),
+    secret: true,
+    description:
+      'a token that may read `/metrics` and nothing else (Prometheus); unset: only the operators\u2019 tokens may',
+  }),
   setting('demo', {
     name: 'GPUX_DEMO',
     parse: onOff,

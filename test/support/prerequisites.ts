@@ -31,6 +31,15 @@ function listed(pkg: string): Prerequisite {
 
 export const SFTP_SERVER = listed('openssh-sftp-server');
 export const SYSTEMD_ANALYZE = listed('systemd');
+/** Both come with Debian's prometheus package. */
+export const PROMTOOL = listedProgram('promtool');
+export const PROMETHEUS = listedProgram('/usr/bin/prometheus');
+
+function listedProgram(program: string): Prerequisite {
+  const p = PREREQUISITES.find((q) => q.program === program);
+  if (p === undefined) throw new Error(`test/support/prerequisites.json lists no ${program}`);
+  return p;
+}
 
 function executable(file: string): boolean {
   try {

@@ -67,6 +67,11 @@ export interface LeaseWorkerOptions {
   /** A lease's nodes are free again (the seller lists them). */
   readonly onLeaseEnded?: () => void;
   readonly now?: () => number;
+  /** How long provisioning and revocation took here, in seconds (metrics.ts). */
+  readonly observe?: {
+    provisioned(seconds: number): void;
+    revoked(seconds: number): void;
+  };
 }
 
 export class LeaseWorker {
@@ -106,7 +111,9 @@ export class LeaseWorker {
       let changed: boolean;
       try {
         this.o.directory.starting(lease);
+        const t0 = performance.now();
         ({ access, changed } = await this.o.provisioner.provision(lease, signal));
+        if (changed) this.o.observe?.provisioned((performance.now() - t0) / 1000);
       } catch (err) {
         if (revoked.signal.aborted) {
           // Stopped by its revocation (D30): what it left is the revocation's to remove.
@@ -156,6 +163,7 @@ export class LeaseWorker {
    */
   async revoke(leaseId: string, why: RevokeWhy): Promise<void> {
     // First of all: from here on nothing provisions it again (D30).
+    const t0 = performance.now();
     await this.o.tombstones.add(leaseId, tombstoneUntil(why.endMs, why.atMs), why.reason);
     this.preempt(leaseId);
     const closed = await this.o.gateway.revoke(leaseId, `gpux: lease ${leaseId} ${why.reason}`);
@@ -163,6 +171,7 @@ export class LeaseWorker {
     await this.o.sessions.terminate(leaseId);
     await this.o.provisioner.revoke(leaseId);
     this.o.directory.forget(leaseId);
+    this.o.observe?.revoked((performance.now() - t0) / 1000);
     // Delivered again after it was reported: the steps above were enough.
     if (this.o.tombstones.get(leaseId)?.reported !== true) {
       try {

@@ -36,6 +36,8 @@ export interface ReconcilerOptions {
   readonly reports: ReportMarks;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Every round's result (metrics.ts counts its actions). */
+  readonly onResult?: (r: ReconcileResult) => void;
 }
 
 export class Reconciler {
@@ -46,6 +48,12 @@ export class Reconciler {
   }
 
   async run(): Promise<ReconcileResult> {
+    const r = await this.round();
+    this.o.onResult?.(r);
+    return r;
+  }
+
+  private async round(): Promise<ReconcileResult> {
     const atMs = this.now();
     await this.o.tombstones.prune(atMs);
     const listSentAtMs = this.now();

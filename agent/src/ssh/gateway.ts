@@ -31,6 +31,13 @@ export class SshGateway {
   private readonly keyCache = new WeakMap<readonly string[], readonly AuthorizedKey[]>();
   private started = false;
 
+  /** Authenticated connections now (gpux_agent_ssh_sessions_open, metrics.ts). */
+  get openSessions(): number {
+    let n = 0;
+    for (const c of this.connections) if (c.authenticated) n++;
+    return n;
+  }
+
   constructor(options: SshGatewayOptions) {
     this.config = compileGatewayConfig(options);
     this.ssh = new ssh2.Server({ hostKeys: [this.config.hostKey.privateKey], ident: 'gpux' });

@@ -57,6 +57,13 @@ export abstract class BookCore implements LeaseHost {
     );
   }
 
+  /**
+   * Orders the book accepted and cancellations it made since this process
+   * opened it (gpux_orders_total, gpux_cancels_total): plain numbers, read
+   * when /metrics is scraped; a rebuilt state takes over its writer's.
+   */
+  tally = { placed: 0, cancelled: 0 };
+
   /** The book's live leases by id. */
   get leases(): Map<string, LiveLease> {
     return this.leaseBook.live;
@@ -173,6 +180,7 @@ export abstract class BookCore implements LeaseHost {
     row.cancelled_gpus += nodes * GPUS_PER_NODE;
     row.cancel_reason = this.reasonOverride.get(orderId) ?? reason;
     row.cancelled_ms = at;
+    this.tally.cancelled++;
     this.touched.add(orderId);
     if (row.side !== 'sell') return;
     if (row.resale_lease_id !== null) {

@@ -286,6 +286,7 @@ export class BookState extends BookCore {
     }
     if (result.referencePrice !== undefined) row.reference_price_cents = result.referencePrice;
     this.orders.set(row.id, row);
+    this.tally.placed++;
     this.touched.add(row.id);
     if (cluster !== undefined) cluster.openSellNodes += nodes;
     if (row.resale_lease_id !== null) {

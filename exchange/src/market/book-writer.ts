@@ -187,6 +187,7 @@ export class BookWriter implements BatchSource {
     }
     return {
       book: `${this.gpuType}/${this.zone}`,
+      commands: batch.length,
       changes: broken === undefined ? changes : undefined,
       settle: async (commitFailure: Failure | undefined): Promise<void> => {
         // A batch that changed nothing is not hurt by another book's failed commit.
@@ -239,10 +240,12 @@ export class BookWriter implements BatchSource {
     this.stats.rebuilds++;
     for (let attempt = 0; ; attempt++) {
       try {
+        const tally = this.state.tally;
         const [state, sequence] = await Promise.all([
           loadBook(this.db, this.gpuType, this.zone, this.options),
           loadSequence(this.db, this.gpuType, this.zone),
         ]);
+        state.tally = tally;
         this.state = state;
         // Its watchers start again from what the database holds.
         this.feed.reset(state.book, sequence);

@@ -20,6 +20,8 @@ import type { LeaseRow } from './rows.js';
 export interface RanBatch {
   /** The book it ran on (`gpu_type/zone`), whose epoch fences its write. */
   readonly book: string;
+  /** How many commands ran in it (gpux_commit_commands); unset: not counted. */
+  readonly commands?: number;
   /** What to write; undefined when a command failed and the batch is lost. */
   readonly changes: ChangeSet | undefined;
   /** Answers the batch's callers; `commitFailure`: its commit failed. */
@@ -60,6 +62,20 @@ export class CommitGroup {
    * providers/agent-front.ts).
    */
   onLeases: ((clusters: readonly string[] | 'all') => void) | undefined;
+
+  /**
+   * Called after each commit group that wrote something: its commands, its
+   * write's time in seconds, whether it failed, and the leases it wrote
+   * (metrics/exchange-metrics.ts counts the ended ones).
+   */
+  onCommit:
+    | ((
+        commands: number,
+        writeSeconds: number,
+        failed: boolean,
+        leases: Iterable<LeaseRow>,
+      ) => void)
+    | undefined;
 
   constructor(
     private readonly db: Database,
@@ -124,6 +140,16 @@ export class CommitGroup {
     // (PostgreSQL's WAL flush included), answering. Not for a group that
     // wrote nothing (the books' clock ticks).
     if (merged.empty && lost.length === 0) return;
+    if (this.onCommit !== undefined) {
+      let commands = 0;
+      for (const b of group) commands += b.commands ?? 0;
+      this.onCommit(
+        commands,
+        writeMs / 1000,
+        failure !== undefined || lost.length > 0,
+        merged.leases.values(),
+      );
+    }
     this.logger.debug(
       {
         books: written.length,

@@ -136,6 +136,16 @@ export class Market {
     this.group.onLeases = listener;
   }
 
+  /** After every commit group (metrics/exchange-metrics.ts). */
+  onCommit(listener: CommitGroup['onCommit']): void {
+    this.group.onCommit = listener;
+  }
+
+  /** Every book's writer (metrics read their views when scraped). */
+  get books(): Iterable<BookWriter> {
+    return this.writers.values();
+  }
+
   writer(gpuType: GpuType, zone: Zone): BookWriter {
     const w = this.writers.get(`${gpuType}/${zone}`);
     if (w === undefined) throw new InvariantError(`no book ${gpuType}/${zone}`);

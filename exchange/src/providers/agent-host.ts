@@ -45,6 +45,8 @@ export async function startAgentHost(
   logger: Logger,
   /** The process stopped on its own after it started: the exchange cannot serve agents. */
   onDied: (err: Error) => void,
+  /** The calls it answered, told every few seconds (gpux_grpc_calls_total, metrics/). */
+  onCalls?: (method: string, code: number, n: number) => void,
 ): Promise<AgentHost> {
   const child = fork(ENTRY, [], {
     execArgv: [...AGENT_PROCESS_NODE_FLAGS],
@@ -80,6 +82,9 @@ export async function startAgentHost(
           return;
         case 'closed':
           closed?.();
+          return;
+        case 'calls':
+          for (const [method, code, n] of m.counts) onCalls?.(method, code, n);
           return;
         case 'run':
           backend.run(m.method, m.caller, m.request).then(

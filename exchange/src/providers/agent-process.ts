@@ -113,6 +113,7 @@ async function start(setup: WorkerSetup): Promise<void> {
         clock: () => Date.now(),
         serving: () => serving.serving(),
         generation: () => serving.generation(),
+        onCall: countCall,
       },
       setup.server,
     );
@@ -122,8 +123,32 @@ async function start(setup: WorkerSetup): Promise<void> {
   }
 }
 
+/**
+ * The calls answered, by method and code, told to the exchange every few
+ * seconds and at close (its /metrics counts them, metrics/exchange-metrics.ts):
+ * one message per interval, not one per call.
+ */
+const calls = new Map<string, [string, number, number]>();
+const CALLS_EVERY_MS = 2_000;
+
+function countCall(method: string, code: number): void {
+  const key = `${method} ${code}`;
+  const c = calls.get(key);
+  if (c === undefined) calls.set(key, [method, code, 1]);
+  else c[2]++;
+}
+
+function sendCalls(): void {
+  if (calls.size === 0) return;
+  send({ type: 'calls', counts: [...calls.values()] });
+  calls.clear();
+}
+
+setInterval(sendCalls, CALLS_EVERY_MS).unref();
+
 async function close(): Promise<void> {
   clearInterval(renewing);
+  sendCalls();
   try {
     await renewal;
     await server?.close();

@@ -31,6 +31,8 @@ export type ToMarket =
       readonly request: unknown;
     }
   | { readonly type: 'nodes'; readonly id: number; readonly reports: readonly ClusterNodes[] }
+  /** The calls answered since the last such message: [method, gRPC status code, how many]. */
+  | { readonly type: 'calls'; readonly counts: readonly (readonly [string, number, number])[] }
   | { readonly type: 'closed' };
 
 export type ToWorker =

@@ -63,6 +63,8 @@ export interface ServiceContext extends FrontOptions {
     principal(token: string): Promise<Principal | undefined>;
     clustersOf(accountId: string, fresh?: boolean): Promise<readonly ClusterRef[]>;
   };
+  /** Each call's method and status code as answered (gpux_grpc_calls_total, metrics/). */
+  readonly onCall?: (method: string, code: status) => void;
 }
 
 export interface AgentServer {
@@ -153,6 +155,7 @@ function unary<Req extends { clusterId: string }, Res>(
     if (!ctx.serving()) {
       const message =
         'this exchange process does not own the market now (a standby); retry shortly';
+      ctx.onCall?.(method, status.UNAVAILABLE);
       callback({ code: status.UNAVAILABLE, details: message, message });
       return;
     }
@@ -164,8 +167,15 @@ function unary<Req extends { clusterId: string }, Res>(
         return run(caller, call.request, admitted.known);
       })
       .then(
-        (response) => callback(null, response),
-        (err: unknown) => callback(toServiceError(ctx.logger, method, err)),
+        (response) => {
+          ctx.onCall?.(method, status.OK);
+          callback(null, response);
+        },
+        (err: unknown) => {
+          const e = toServiceError(ctx.logger, method, err);
+          ctx.onCall?.(method, e.code ?? status.UNKNOWN);
+          callback(e);
+        },
       )
       .finally(() => leave?.());
   };

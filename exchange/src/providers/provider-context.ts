@@ -28,6 +28,14 @@ export interface ProviderContext {
    * answers every call UNAVAILABLE. Unset: always (tests).
    */
   readonly serving?: () => boolean;
+  /** Durations as the exchange sees them (metrics/exchange-metrics.ts); unset: not measured. */
+  readonly observe?: LeaseObserver;
+}
+
+/** A lease's provisioning (start to ready) and revocation (end to confirmed), in seconds. */
+export interface LeaseObserver {
+  provisioned(seconds: number): void;
+  revoked(seconds: number): void;
 }
 
 /** A call the exchange answers with a gRPC status other than OK. */

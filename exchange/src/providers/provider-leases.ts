@@ -151,6 +151,7 @@ export async function reportProvisioned(
     .submit((state, cs) => state.leaseReady(lease.id, ctx.market.clock.now(), cs));
   if (ready) {
     ctx.logger.info({ lease: lease.id, readyMs: now - lease.start_ms }, 'lease provisioned');
+    ctx.observe?.provisioned(Math.max(0, now - lease.start_ms) / 1000);
     return 'active';
   }
   return currentStatus(ctx, lease.id);
@@ -164,11 +165,18 @@ export async function reportRevoked(
   leaseId: string,
 ): Promise<LeaseStatus> {
   const lease = await leaseOfCluster(ctx, caller, clusterId, leaseId);
-  await ctx.db.query(
-    `UPDATE lease_access SET revoked_ms = COALESCE(revoked_ms, $2), kubeconfig_sealed = NULL
-      WHERE lease_id = $1`,
-    [lease.id, ctx.market.clock.now()],
+  const now = ctx.market.clock.now();
+  // `before`: revoked_ms as it was, so that only the first confirmation is timed.
+  const [access] = await ctx.db.query<{ before: string | null }>(
+    `UPDATE lease_access a SET revoked_ms = COALESCE(a.revoked_ms, $2), kubeconfig_sealed = NULL
+       FROM (SELECT lease_id, revoked_ms AS before FROM lease_access WHERE lease_id = $1 FOR UPDATE) b
+      WHERE a.lease_id = b.lease_id RETURNING b.before`,
+    [lease.id, now],
   );
+  // The first confirmation of an ended lease: how long its access outlived it.
+  if (access !== undefined && access.before === null && lease.ended_ms !== null) {
+    ctx.observe?.revoked(Math.max(0, now - Number(lease.ended_ms)) / 1000);
+  }
   return lease.status;
 }
 

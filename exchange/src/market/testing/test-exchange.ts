@@ -19,11 +19,14 @@ import type { Logger } from '../../logger.js';
 import { migrate } from '../../db/migrate.js';
 import { openPglite } from '../../db/pglite.js';
 import { freshPostgres } from '../../db/testing/fresh-database.js';
-import { Market } from '../market.js';
+import { ExchangeMetrics } from '../../metrics/exchange-metrics.js';
+import { DEFAULT_MARKET_OPTIONS, Market } from '../market.js';
 import type { Clock } from '../market.js';
 import { MarketOwnership } from '../ownership.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** Reads GET /metrics and nothing else (GPUX_METRICS_TOKEN). */
+export const METRICS_TOKEN = 'test-metrics-token-0123456789';
 /** 2026-11-22T00:00:00Z: tests start here and move the clock by hand. */
 export const T0 = Date.UTC(2026, 10, 22);
 
@@ -91,6 +94,8 @@ export interface TestExchange {
   readonly db: Database;
   readonly market: Market;
   readonly clock: ManualClock;
+  /** What GET /metrics serves (its gRPC and lease hooks for the agents' harness). */
+  readonly metrics: ExchangeMetrics;
   call(
     method: string,
     url: string,
@@ -176,6 +181,8 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
   const secrets = new SecretBox(randomBytes(32));
+  const metrics = new ExchangeMetrics();
+  market.onCommit(metrics.onCommit);
   const app = buildApp(
     {
       logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
@@ -186,7 +193,18 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
         : { publicRatePerMinute: o.publicRatePerMinute }),
       ...(o.requestLogger === undefined ? {} : { logger: o.requestLogger }),
     },
-    { db, adminToken: ADMIN_TOKEN, market, secrets },
+    {
+      db,
+      adminToken: ADMIN_TOKEN,
+      market,
+      secrets,
+      metrics: {
+        registry: metrics,
+        token: METRICS_TOKEN,
+        provisioningTimeoutMs:
+          o.provisioningTimeoutMs ?? DEFAULT_MARKET_OPTIONS.provisioningTimeoutMs,
+      },
+    },
   );
   // Every answer must serialize to exactly its view (http/testing/serialization-guard.ts);
   // a difference fails the request that made it, and close() fails if any happened.
@@ -219,6 +237,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     db,
     market,
     clock,
+    metrics,
     call,
     async account(name, a = {}) {
       const r = await call('POST', '/v1/admin/accounts', ADMIN_TOKEN, {

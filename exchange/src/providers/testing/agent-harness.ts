@@ -88,6 +88,7 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
     publisher: new BusPublisher(new InProcessBus()),
     secrets: new SecretBox(randomBytes(32)),
     logger,
+    observe: ex.metrics.leaseObserver,
   };
   let server: AgentServer | undefined;
   let client: AgentServiceClient | undefined;
@@ -95,7 +96,11 @@ export async function agentHarness(o: AgentHarnessOptions = {}): Promise<AgentHa
     // The market's clock; silence and heartbeats' writes only when a test asks.
     const service = inThisThread(ctx, { sweepEveryMs: 0, flushEveryMs: 0 });
     server = await startAgentServer(
-      { ...service, backend: o.backend?.(service.backend) ?? service.backend },
+      {
+        ...service,
+        backend: o.backend?.(service.backend) ?? service.backend,
+        onCall: ex.metrics.onGrpcCall,
+      },
       { ...o.server, host: '127.0.0.1', port: 0 },
     );
     const front = server.front;
