@@ -15,7 +15,7 @@ import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/a
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
-import { ProviderStack } from './support/provider-stack.js';
+import { ProviderStack, deleteStream } from './support/provider-stack.js';
 
 const SECRET_KEY = randomBytes(32).toString('base64');
 
@@ -33,6 +33,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.stop('SIGKILL');
   await restored?.drop();
+  // The restored exchange's own stream: nothing else removes it.
+  if (stack !== undefined) await deleteStream(stack.natsUrl, `${stack.natsStream}_RESTORED`);
   await stack?.close();
 });
 
