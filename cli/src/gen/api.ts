@@ -880,6 +880,7 @@ export interface components {
           | 'order_already_filled'
           | 'lease_not_active'
           | 'lease_not_ready'
+          | 'ssh_key_exists'
           | 'lease_not_provisioning'
           | 'insufficient_liquidity'
           | 'insufficient_capacity'
@@ -5525,7 +5526,7 @@ export interface operations {
           };
         };
       };
-      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      /** @description `ssh_key_exists`: This public key is already registered to the account: `ssh_key_id` names it. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5534,7 +5535,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'idempotency_key_in_progress';
+              code?: 'ssh_key_exists' | 'idempotency_key_in_progress';
             };
           };
         };
