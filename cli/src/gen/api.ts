@@ -108,6 +108,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/token/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the calling token with a new one (shown once); the old one stops at once
+     * @description Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    post: operations['postAccountTokenRotate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/account/transactions': {
     parameters: {
       query?: never;
@@ -1893,6 +1913,18 @@ export interface components {
       /** @description End the seller’s access at the match, not at the transfer time. */
       transfer_immediately?: boolean;
     };
+    /** RotatedToken */
+    RotatedToken: {
+      token_id: string;
+      /** @description The new API token: shown this once, kept only hashed. */
+      token: string;
+      /** @description The replaced token’s scopes. */
+      scopes: ('trade' | 'read' | 'leases' | 'provider' | 'admin')[];
+      /** Format: date-time */
+      created_at: string;
+      /** @description The calling token, revoked now: refused from the next request on. */
+      replaced_token_id: string;
+    };
     /** SshAccess */
     SshAccess: {
       /** @description The leased node this endpoint reaches. */
@@ -2481,6 +2513,163 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postAccountTokenRotate: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RotatedToken'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
             };
           };
         };

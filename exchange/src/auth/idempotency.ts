@@ -193,6 +193,21 @@ export function idempotency(
   });
 }
 
+/**
+ * A route whose answer must not be kept (it carries a secret, e.g. a new API
+ * token) gives up its claim: the key is released and the answer not stored.
+ * Only for requests whose retry cannot succeed anyway (the old token is gone).
+ */
+export async function forgoIdempotency(request: FastifyRequest, db: Queryable): Promise<void> {
+  const claim = request.idempotency;
+  if (claim === null) return;
+  request.idempotency = null;
+  await db.query(
+    'DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND created_ms = $3',
+    [claim.accountId, claim.key, claim.claimedMs],
+  );
+}
+
 /** Forget keys past their 24 h (D23). */
 export async function purgeIdempotencyKeys(db: Queryable, now: number): Promise<number> {
   const [gone] = await db.query<{ n: number }>(

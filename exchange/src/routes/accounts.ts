@@ -6,14 +6,17 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from '@sinclair/typebox';
 
 import { accountView, createAccount } from '../accounts/accounts.js';
+import { rotateToken } from '../accounts/rotate-token.js';
 import { reasonOf, recordAudit } from '../admin/audit.js';
 import { callerOf, operatorOf } from '../auth/authenticate.js';
+import { forgoIdempotency } from '../auth/idempotency.js';
 import { Nullable, PageQuery, StringEnum } from '../http/schema.js';
 import { entriesOf } from '../ledger/ledger.js';
 import type { RouteContext } from '../services.js';
 import {
   AccountSchema,
   CreatedAccountSchema,
+  RotatedTokenSchema,
   TransactionsSchema,
   accountJson,
   createdAccountView,
@@ -103,6 +106,37 @@ export const accountRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
       },
     },
     async (request) => accountJson(await accountView(ctx.db, callerOf(request).accountId)),
+  );
+
+  app.post(
+    '/v1/account/token/rotate',
+    {
+      config: { access: 'customer', scope: 'read', rate: 'query' },
+      schema: {
+        summary: 'Replace the calling token with a new one (shown once); the old one stops at once',
+        tags: ['account'],
+        response: { 201: RotatedTokenSchema },
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      // The answer holds the new secret: never kept as an idempotent answer.
+      await forgoIdempotency(request, ctx.db);
+      const r = await ctx.db.transaction((tx) => rotateToken(tx, caller.accountId, caller.tokenId));
+      // Refused from the next request on, not after the directory's while.
+      ctx.directory.forgetToken(r.replacedTokenId);
+      request.log.info(
+        { account_id: caller.accountId, token_id: r.tokenId, replaced: r.replacedTokenId },
+        'token rotated',
+      );
+      return reply.code(201).send({
+        token_id: r.tokenId,
+        token: r.token,
+        scopes: [...r.scopes],
+        created_at: r.createdAt.toISOString(),
+        replaced_token_id: r.replacedTokenId,
+      });
+    },
   );
 
   app.get(

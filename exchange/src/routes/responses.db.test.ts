@@ -255,6 +255,9 @@ describe('every endpoint, in each of its forms', () => {
     // The account, its ledger, SSH keys.
     await ok(get('/v1/account'));
     await ok(get('/v1/account/transactions?limit=100'));
+    // A party of its own: rotating ends the token it was called with.
+    const rotating = await ex.party('rotating');
+    await ok(ex.call('POST', '/v1/account/token/rotate', rotating.token), 201);
     await ok(ex.call('GET', '/v1/admin/platform/transactions', ADMIN_TOKEN));
     const key = await ok(
       post('/v1/ssh_keys', {

@@ -46,6 +46,19 @@ export const AccountSchema = Type.Object(
 );
 export type AccountJson = Static<typeof AccountSchema>;
 
+export const RotatedTokenSchema = Type.Object(
+  {
+    token_id: Type.String(),
+    token: Type.String({ description: 'The new API token: shown this once, kept only hashed.' }),
+    scopes: Type.Array(StringEnum(TOKEN_SCOPES), { description: 'The replaced token’s scopes.' }),
+    created_at: Timestamp(),
+    replaced_token_id: Type.String({
+      description: 'The calling token, revoked now: refused from the next request on.',
+    }),
+  },
+  { title: 'RotatedToken' },
+);
+
 export const TransactionsSchema = Type.Object(
   {
     transactions: Type.Array(
