@@ -17,6 +17,12 @@ export interface Io {
   err(text: string): void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
+  readonly stdinIsTty: boolean;
+  readonly stderrIsTty: boolean;
+  /** Asks `question` on the terminal (stderr, the answer from stdin): true for y or yes. */
+  confirm(question: string): Promise<boolean>;
+  /** Ctrl-C (SIGINT) calls `handler` instead of ending the process, until the returned function is called. */
+  onInterrupt(handler: () => void): () => void;
   /** A secret typed by the user: all of stdin when it is not a terminal, else one line, not echoed. */
   readSecret(prompt: string): Promise<string>;
   now(): number;

@@ -9,6 +9,8 @@ import { Command, CommanderError, Help } from 'commander';
 import { ACCOUNT_COMMANDS } from './account-commands.js';
 import { ACCOUNT_GROUPS } from './admin-accounts.js';
 import { MARKET_NODES } from './admin-market.js';
+import { MARKET_COMMANDS } from './market-commands.js';
+import { ORDER_COMMANDS } from './order-commands.js';
 import { openApi } from './api.js';
 import { group, inputOf, json, register } from './command.js';
 import type { Context, Io, Leaf, Node, Runner } from './command.js';
@@ -116,7 +118,9 @@ export function buildProgram(io: Io, programs: readonly ProgramCommand[]): Comma
     };
     await leaf.run(ctx, inputOf(cmd));
   };
-  for (const leaf of ACCOUNT_COMMANDS) register(program, leaf, runner);
+  for (const leaf of [...ACCOUNT_COMMANDS, ...MARKET_COMMANDS, ...ORDER_COMMANDS]) {
+    register(program, leaf, runner);
+  }
   register(program, ADMIN, runner);
   register(program, commandsLeaf(program, programs), runner);
   return program;

@@ -3,6 +3,7 @@
 import type { Schemas } from './api.js';
 import { fields, money, pageLine, paint, signedMoney, table, text, time } from './output.js';
 import type { Style } from './output.js';
+import { showOrder } from './render-orders.js';
 import { ids } from './render.js';
 import type { Pairs } from './render.js';
 
@@ -106,35 +107,7 @@ export function showIssuedToken(t: S['IssuedToken'], style: Style): string {
 }
 
 export function showAdminOrder(o: S['AdminOrder'], style: Style): string {
-  const order = o.order;
-  const head = fields(
-    [
-      ['order', order.order_id],
-      ['account', `${o.account_id} (${o.organization_id})`],
-      ['side', `${order.side} ${order.order_type}`],
-      [
-        'what',
-        `${order.gpu_count}x${order.gpu_type} in ${order.zone} for ${order.duration_hours} h`,
-      ],
-      ['limit price', order.limit_price === undefined ? '-' : `${money(order.limit_price)}/GPU-h`],
-      [
-        'status',
-        status(order.status, style) + (order.cancel_reason ? ` (${order.cancel_reason})` : ''),
-      ],
-      ['filled', `${order.filled_gpus} of ${order.gpu_count} GPUs`],
-      ['created', time(order.created_at, style)],
-    ],
-    style,
-  );
-  const fills = (order.matches ?? []).map((m) => [
-    time(m.matched_at, style),
-    String(m.gpus),
-    money(m.price),
-    m.lease_id,
-  ]);
-  return fills.length === 0
-    ? head
-    : `${head}\n${table(['matched', 'gpus', 'price', 'lease'], fills, style)}`;
+  return showOrder(o.order, style, [['account', `${o.account_id} (${o.organization_id})`]]);
 }
 
 export function showLease(l: S['LeaseDetail'], style: Style): string {
