@@ -16,9 +16,9 @@ import {
   showCluster,
   showClusters,
   showCordon,
-  showLease,
   showPlatform,
 } from './render-admin.js';
+import { showLease } from './render-leases.js';
 import { showTransactions } from './render.js';
 
 type GpuType = Schemas['AdminBook']['gpu_type'];

@@ -116,6 +116,31 @@ export function endpoint<T>(
   };
 }
 
+/**
+ * A change that spends or gives something away goes ahead with --yes, or
+ * when the user says yes on the terminal; without a terminal to ask on and
+ * without --yes it is a usage error. Call `canAsk` before sending anything.
+ */
+export function canAsk(ctx: Context, a: Input, what: string): void {
+  if (a.opt<boolean>('yes') !== true && !ctx.io.stdinIsTty) {
+    throw new UsageError(`${what}: run it on a terminal to confirm, or pass --yes`);
+  }
+}
+
+/** --yes, or the user's answer to `question`; says so on stderr when not. */
+export async function confirmed(ctx: Context, a: Input, question: string): Promise<boolean> {
+  if (a.opt<boolean>('yes') === true) return true;
+  if (await ctx.io.confirm(question)) return true;
+  ctx.io.err('gpux: nothing done\n');
+  return false;
+}
+
+/** The option of a command that asks first. */
+export const YES: OptionSpec = {
+  flags: '--yes',
+  description: 'do not ask (needed without a terminal)',
+};
+
 /** The API's answer as `--json` prints it. */
 export function json(data: unknown): string {
   return `${JSON.stringify(data, null, 2)}\n`;

@@ -155,3 +155,11 @@ export function networkError(url: string, err: unknown): CliError {
       : String(cause);
   return new CliError(`cannot reach the exchange at ${url}: ${detail}`, EXIT.server);
 }
+
+/** A program gpux ran (OpenSSH) ended: gpux exits with its status, printing nothing more. */
+export class ChildExit extends Error {
+  override readonly name = 'ChildExit';
+  constructor(readonly status: number) {
+    super(`exited with ${status}`);
+  }
+}

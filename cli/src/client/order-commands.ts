@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 
 import { every } from './api.js';
 import type { Api, Body, Query, Schemas } from './api.js';
-import { byId, endpoint, given, json } from './command.js';
+import { YES, byId, canAsk, confirmed, endpoint, given, json } from './command.js';
 import type { Context, Input, Leaf, OptionSpec } from './command.js';
-import { CliError, EXIT, UsageError } from './exit.js';
+import { CliError, EXIT } from './exit.js';
 import { HOURS_OPTION, INSTANCE, ZONE_OPTION, estimateQuery } from './market-commands.js';
 import { answersSsh, waitForOrder } from './order-wait.js';
 import type { Waited } from './order-wait.js';
@@ -150,7 +150,7 @@ const buy: Leaf = {
       description: 'may fill any time up to this many hours after --start (1 to 720)',
       parse: wholeNumber(1, 720),
     },
-    { flags: '--yes', description: 'do not ask: buy (needed without a terminal)' },
+    YES,
     { flags: '--wait', description: 'follow the order and its leases until SSH answers' },
     {
       flags: '--wait-timeout <time>',
@@ -159,10 +159,7 @@ const buy: Leaf = {
     },
   ],
   async run(ctx, a) {
-    const yes = a.opt<boolean>('yes') === true;
-    if (!yes && !ctx.io.stdinIsTty) {
-      throw new UsageError('buy spends money: run it on a terminal to confirm, or pass --yes');
-    }
+    canAsk(ctx, a, 'buy spends money');
     const api = ctx.api();
     const body = orderBody(a, 'buy', {
       limit_price: a.opt<number>('maxPrice'),
@@ -176,13 +173,8 @@ const buy: Leaf = {
     if (body.limit_price !== undefined) {
       ctx.io.err(`limit     at most ${money(body.limit_price)}/GPU-h: rests until it fills\n`);
     }
-    if (!yes) {
-      const what = `${body.gpu_count}x${body.gpu_type} in ${body.zone} for ${body.duration_hours} h`;
-      if (!(await ctx.io.confirm(`Buy ${what} for about ${money(estimate.total_cost)}?`))) {
-        ctx.io.err('gpux: not bought\n');
-        return;
-      }
-    }
+    const what = `${body.gpu_count}x${body.gpu_type} in ${body.zone} for ${body.duration_hours} h`;
+    if (!(await confirmed(ctx, a, `Buy ${what} for about ${money(estimate.total_cost)}?`))) return;
     const order = await place(api, body);
     if (a.opt<boolean>('wait') === true) {
       return follow(ctx, api, order, a.opt<number>('waitTimeout') ?? 600_000);

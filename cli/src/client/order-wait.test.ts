@@ -51,6 +51,21 @@ function lease(id: string, status: Lease['status'], endpoints: string[] = []): L
     node_status: [],
     ssh_endpoints: endpoints,
     ssh_host_keys: [],
+    state: status,
+    hourly_cost: 20,
+    ssh_access: endpoints.map((endpoint) => {
+      const [user = '', rest = ''] = endpoint.split('@');
+      const [host = '', port = '0'] = rest.split(':');
+      return {
+        hostname: 'gpu-a',
+        endpoint,
+        user,
+        host,
+        port: Number(port),
+        host_keys: [],
+        known_hosts: [],
+      };
+    }),
   };
 }
 

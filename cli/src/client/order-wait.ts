@@ -5,7 +5,7 @@
 // deadline and then left as it is; so is one interrupted with Ctrl-C.
 
 import type { Schemas } from './api.js';
-import { parseEndpoint, sshBanner } from './ssh-endpoint.js';
+import { sshBanner } from './ssh-endpoint.js';
 import type { SshEndpoint } from './ssh-endpoint.js';
 
 type Order = Schemas['Order'];
@@ -49,9 +49,9 @@ export function ended(l: Lease): boolean {
   return l.status === 'failed' || l.status === 'terminated' || l.status === 'expired';
 }
 
-/** The endpoints of a lease that parse (the others are reported, and never answer). */
+/** Where each SSH endpoint of the lease listens. */
 export function endpointsOf(l: Lease): SshEndpoint[] {
-  return l.ssh_endpoints.map(parseEndpoint).filter((e) => e !== undefined);
+  return l.ssh_access.map((a) => ({ host: a.host, port: a.port }));
 }
 
 /** The real SSH probe: a banner within 3 s. */
@@ -91,13 +91,16 @@ export async function waitForOrder(
       }
       const endpoints = endpointsOf(lease);
       if (lease.status !== 'active' || endpoints.length === 0) {
-        say(id, `lease ${id}: ${lease.status}, waiting for its SSH endpoints`);
+        say(id, `lease ${id}: ${lease.state}, waiting for its SSH endpoints`);
         continue;
       }
       const answering = await Promise.all(endpoints.map((e) => deps.answers(e)));
       if (answering.every(Boolean)) {
         ready.add(id);
-        say(id, `lease ${id}: active; SSH answers at ${lease.ssh_endpoints.join(', ')}`);
+        say(
+          id,
+          `lease ${id}: active; SSH answers at ${lease.ssh_access.map((a) => a.endpoint).join(', ')}`,
+        );
       } else {
         say(id, `lease ${id}: active, waiting for SSH to answer`);
       }

@@ -110,24 +110,6 @@ export function showAdminOrder(o: S['AdminOrder'], style: Style): string {
   return showOrder(o.order, style, [['account', `${o.account_id} (${o.organization_id})`]]);
 }
 
-export function showLease(l: S['LeaseDetail'], style: Style): string {
-  const pairs: [string, string][] = [
-    ['lease', l.lease_id],
-    ['customer', l.customer_id],
-    ['order', l.order_id],
-    ['what', `${l.instance_type} in ${l.zone}`],
-    ['status', status(l.status, style) + (l.end_reason === undefined ? '' : ` (${l.end_reason})`)],
-    ['rate', `${money(l.rate)}/GPU-h`],
-    ['from', time(l.start_time, style)],
-    ['until', time(l.end_time, style)],
-    ['cluster', l.cluster_id],
-  ];
-  if (l.ended_at !== undefined) pairs.push(['ended', time(l.ended_at, style)]);
-  if (l.refund_amount !== undefined) pairs.push(['refund', money(l.refund_amount)]);
-  if (l.ssh_endpoints.length > 0) pairs.push(['ssh', l.ssh_endpoints.join(', ')]);
-  return fields(pairs, style);
-}
-
 export function showPosting(p: S['AdminPosting'], style: Style): string {
   return fields(
     [

@@ -1,5 +1,4 @@
-// Endpoints as the lease read gives them, and the SSH banner probe against
-// a local TCP server: a server that speaks SSH answers, one that says
+// The SSH banner probe against a local TCP server: a server that speaks SSH answers, one that says
 // something else or nothing does not.
 
 import { createServer } from 'node:net';
@@ -7,26 +6,7 @@ import type { Server } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { knownHostsName, parseEndpoint, sshBanner } from './ssh-endpoint.js';
-
-describe('parseEndpoint', () => {
-  it.each([
-    ['gpux@127.0.0.1:2222', { user: 'gpux', host: '127.0.0.1', port: 2222 }],
-    ['root@[::1]:22', { user: 'root', host: '::1', port: 22 }],
-    ['u@node-1.example.com:40022', { user: 'u', host: 'node-1.example.com', port: 40022 }],
-  ])('%s', (text, endpoint) => {
-    expect(parseEndpoint(text)).toEqual(endpoint);
-  });
-
-  it.each(['127.0.0.1:22', 'u@host', 'u@host:0', 'u@host:70000', ''])('refuses %j', (text) => {
-    expect(parseEndpoint(text)).toBeUndefined();
-  });
-
-  it('names the host as known_hosts does: bare on port 22, else [host]:port', () => {
-    expect(knownHostsName({ user: 'u', host: 'h', port: 22 })).toBe('h');
-    expect(knownHostsName({ user: 'u', host: '::1', port: 2222 })).toBe('[::1]:2222');
-  });
-});
+import { sshBanner } from './ssh-endpoint.js';
 
 describe('sshBanner', () => {
   let server: Server | undefined;
@@ -46,15 +26,13 @@ describe('sshBanner', () => {
 
   it('reads the version line, after any lines before it', async () => {
     const port = await serve('hello\r\nSSH-2.0-OpenSSH_9.6\r\n');
-    expect(await sshBanner({ user: 'u', host: '127.0.0.1', port })).toBe('SSH-2.0-OpenSSH_9.6');
+    expect(await sshBanner({ host: '127.0.0.1', port })).toBe('SSH-2.0-OpenSSH_9.6');
   });
 
   it('no banner: a server that closes, or one that says something else and waits', async () => {
-    expect(
-      await sshBanner({ user: 'u', host: '127.0.0.1', port: await serve(null) }),
-    ).toBeUndefined();
+    expect(await sshBanner({ host: '127.0.0.1', port: await serve(null) })).toBeUndefined();
     server?.close();
     const port = await serve('HTTP/1.1 400 Bad Request\r\n');
-    expect(await sshBanner({ user: 'u', host: '127.0.0.1', port }, 200)).toBeUndefined();
+    expect(await sshBanner({ host: '127.0.0.1', port }, 200)).toBeUndefined();
   });
 });

@@ -1,31 +1,14 @@
-// A lease's SSH endpoint as the lease read gives it (`<user>@<host>:<port>`,
-// docs/api/leases.md), and whether something there answers the SSH
-// handshake: an SSH server speaks first, a line `SSH-2.0-…` (RFC 4253
+// Whether something at a lease's SSH endpoint (its `ssh_access` entry,
+// docs/api/leases.md) answers the SSH handshake: an SSH server speaks first, a line `SSH-2.0-…` (RFC 4253
 // §4.2), so reading that banner over TCP tells sshd is up without
 // logging in.
 
 import { connect } from 'node:net';
 
+/** Where to connect: an `ssh_access` entry's host (no brackets) and port. */
 export interface SshEndpoint {
-  readonly user: string;
-  /** Without the brackets of an IPv6 address. */
   readonly host: string;
   readonly port: number;
-}
-
-/** `<user>@<host>:<port>` (host may be `[v6]`); undefined when it is not one. */
-export function parseEndpoint(endpoint: string): SshEndpoint | undefined {
-  const m = /^([^@\s]+)@(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(endpoint.trim());
-  if (m === null) return undefined;
-  const [, user = '', host = '', port = '0'] = m;
-  const n = Number(port);
-  if (n < 1 || n > 65_535) return undefined;
-  return { user, host: host.replace(/^\[(.*)\]$/, '$1'), port: n };
-}
-
-/** The host as known_hosts and ssh name it: `host` on port 22, else `[host]:port`. */
-export function knownHostsName(e: SshEndpoint): string {
-  return e.port === 22 ? e.host : `[${e.host}]:${e.port}`;
 }
 
 /** The SSH server's banner line at `e` (`SSH-2.0-…`), or undefined when none came within `timeoutMs`. */
