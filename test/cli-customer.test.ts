@@ -15,6 +15,8 @@ import { GPUX, runGpux } from './support/gpux-cli.js';
 import type { GpuxRun } from './support/gpux-cli.js';
 import { customerCli, envOf as customerEnv, jsonOf } from './support/customer-cli.js';
 import { ProviderStack } from './support/provider-stack.js';
+import { inTmux } from './support/tmux.js';
+import type { Terminal } from './support/tmux.js';
 import type { Account } from './support/provider-stack.js';
 
 let stack: ProviderStack;
@@ -36,6 +38,24 @@ afterAll(async () => {
 const gpux = customerCli(() => stack);
 const json = jsonOf;
 const envOf = (who: Account): NodeJS.ProcessEnv => customerEnv(stack, who);
+
+/**
+ * gpux as the buyer on a terminal of its own (tmux): the shell around it
+ * prints its exit status (`exit=N`) and keeps the window open.
+ */
+function onTerminal(args: string[], use: (t: Terminal) => Promise<void>): Promise<void> {
+  const env = Object.entries(envOf(stack.buyer)).map(([k, v]) => `${k}=${v ?? ''}`);
+  const line = [process.execPath, GPUX, ...args].join(' ');
+  // The shell catches Ctrl-C (an empty trap), so it outlives gpux and prints its status.
+  const script = `trap : INT; env ${env.join(' ')} ${line}; echo "exit=$?"; exec sleep 600`;
+  return inTmux(
+    `gpux-cli-${process.pid}`,
+    ['sh', '-c', script],
+    { columns: 240, rows: 40 },
+    (what, condition) => stack.waitFor(what, condition),
+    use,
+  );
+}
 
 /** `gpux buy 8xh100 --zone us-east-1 --hours 2` and `more` as `who`. */
 function buy8(who: Account, ...more: string[]): Promise<GpuxRun> {
@@ -173,6 +193,67 @@ describe('the market and orders', () => {
     } finally {
       child.kill('SIGINT');
     }
+  });
+
+  it('on a terminal, buy asks: n buys nothing, y places the order (tmux)', async () => {
+    await onTerminal(
+      ['buy', '8xh100', '--zone', ZONE, '--hours', '2', '--max-price', '1.00'],
+      async (t) => {
+        await stack.waitFor('the question', () =>
+          /Buy 8xh100 in us-east-1 for 2 h for about \$44\.00\? \[y\/N\]\s*$/m.test(t.pane()),
+        );
+        expect(t.pane()).toMatch(/^total +\$44\.00$/m);
+        await t.typed('n', /^exit=0$/m);
+        expect(t.pane()).toMatch(/^gpux: nothing done$/m);
+      },
+    );
+    const pending = async (): Promise<{ order_id: string }[]> =>
+      jsonOf(await gpux(stack.buyer, 'orders', '--status', 'pending', '--json'))['orders'] as {
+        order_id: string;
+      }[];
+    expect(await pending()).toEqual([]);
+    await onTerminal(
+      ['buy', '8xh100', '--zone', ZONE, '--hours', '2', '--max-price', '1.00'],
+      async (t) => {
+        await stack.waitFor('the question', () => /\[y\/N\]\s*$/m.test(t.pane()));
+        await t.typed('y', /^exit=0$/m);
+        expect(t.pane()).toMatch(/^status +pending$/m);
+      },
+    );
+    const [order, ...more] = await pending();
+    expect(more).toEqual([]);
+    expect((await gpux(stack.buyer, 'cancel', order?.order_id ?? '')).code).toBe(0);
+  });
+
+  it('Ctrl-C during buy --wait leaves the order resting, says how to cancel it, exits 130 (tmux)', async () => {
+    const args = [
+      'buy',
+      '8xh100',
+      '--zone',
+      ZONE,
+      '--hours',
+      '2',
+      '--max-price',
+      '1.00',
+      '--yes',
+      '--wait',
+    ];
+    let id = '';
+    await onTerminal(args, async (t) => {
+      await stack.waitFor('the order followed', () =>
+        /^order ord_\S+: pending, 0 of 8 GPUs filled$/m.test(t.pane()),
+      );
+      await t.pressed('C-c', /^exit=130$/m);
+      const said =
+        /^gpux: interrupted: order (ord_\S+) is left pending in the book \(0 of 8 GPUs filled\); cancel it with: gpux cancel (ord_\S+)$/m.exec(
+          t.pane(),
+        );
+      expect(said, t.pane()).not.toBeNull();
+      id = said?.[1] ?? '';
+      expect(said?.[2]).toBe(id);
+    });
+    expect(jsonOf(await gpux(stack.buyer, 'order', id, '--json'))['status']).toBe('pending');
+    expect((await gpux(stack.buyer, 'cancel', id)).code).toBe(0);
   });
 
   it('buy --wait --yes: the estimate on stderr, the order followed until its lease answers SSH', async () => {

@@ -221,7 +221,7 @@ const orders = endpoint({
   options: [
     {
       flags: '--status <status>',
-      description: 'only these (default: the open ones, pending and partial)',
+      description: 'only these (default all)',
       choices: STATUSES,
     },
     { flags: '--side <side>', description: 'only buys or sells', choices: ['buy', 'sell'] },
