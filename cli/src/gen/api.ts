@@ -900,6 +900,17 @@ export interface components {
         errors?: components['schemas']['FieldProblem'][];
         /** @description `insufficient_liquidity`: the GPUs that could not be filled. */
         missing_gpus?: number;
+        /** @description `price_out_of_collar`: the reference price the collar is around, dollars per GPU-hour (a mid price may be a half cent). */
+        reference_price?: number;
+        /**
+         * @description `price_out_of_collar`: what the reference price is.
+         * @enum {string}
+         */
+        reference?: 'last_trade' | 'mid_price';
+        /** @description `price_out_of_collar`: the lowest limit price the collar allows. */
+        min_price?: number;
+        /** @description `price_out_of_collar`: the highest limit price the collar allows. */
+        max_price?: number;
       } & {
         [key: string]: unknown;
       };
