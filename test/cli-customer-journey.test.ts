@@ -38,7 +38,7 @@ beforeAll(async () => {
   home = homeOf(stack, stack.buyer).home;
   mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
   key = makeSshKey(join(home, '.ssh'), 'id_ed25519');
-}, 60_000);
+});
 
 afterAll(async () => {
   await stack?.close();

@@ -29,7 +29,7 @@ beforeAll(async () => {
     askPrice: null,
     label: 'gpux_cli_customer',
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await stack?.close();
