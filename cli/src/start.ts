@@ -183,38 +183,18 @@ export async function runStart(
   }
   await agent.ready;
   const ssh = agent.status().ssh;
-  const [sshHost, sshPort] = splitHostPort(ssh.address);
   const token = demo.buyerToken;
-  const url = ex.url;
-  const auth = `-H 'Authorization: Bearer ${token}'`;
-  const json = `-H 'Content-Type: application/json'`;
   banner(
     `demo agent: simulated cluster ${demo.clusterId}, SSH gateway on ${ssh.address} (host key ${ssh.hostKeyFingerprint ?? '?'})`,
   );
   banner('');
-  banner('Try it (each line is a command to paste):');
+  banner('Try it, in this checkout (each line is a command to paste; docs/cli.md has them all):');
+  banner(`  npx gpux login --url ${ex.url} --token ${token}`);
   banner(
-    `  # 1. register your SSH public key before you buy: a lease lets in the keys you had then (docs/api/accounts.md)`,
+    '  npx gpux keys add      # your first ~/.ssh/*.pub: a lease lets in the keys you had when you bought',
   );
-  banner(
-    `  curl ${auth} ${json} -d "{\\"name\\":\\"laptop\\",\\"public_key\\":\\"$(cat ~/.ssh/id_ed25519.pub)\\"}" ${url}/v1/ssh_keys`,
-  );
-  banner(`  # 2. buy one node (8 GPUs) for 2 hours; note the lease_id`);
-  banner(
-    `  curl ${auth} ${json} -d '{"side":"buy","gpu_type":"h100","zone":"us-west-1","gpu_count":8,"duration_hours":2}' ${url}/v1/orders`,
-  );
-  banner(`  # 3. read the lease: status active, its ssh_endpoints and host key`);
-  banner(`  curl ${auth} ${url}/v1/leases/LEASE_ID`);
-  banner(`  # 4. log in (the endpoint is <user>@<host>:<port>)`);
-  banner(`  ssh -p ${sshPort} LEASE_USER-1@${sshHost}`);
-  banner(
-    `  # 5. terminate: the session ends and the unused hours are refunded at once (docs/api/leases.md)`,
-  );
-  banner(`  curl -X DELETE ${auth} ${url}/v1/leases/LEASE_ID`);
-}
-
-/** `127.0.0.1:2222` → ['127.0.0.1', '2222']; `[::1]:2222` → ['::1', '2222']. */
-function splitHostPort(address: string): [string, string] {
-  const i = address.lastIndexOf(':');
-  return [address.slice(0, i).replace(/^\[|\]$/g, ''), address.slice(i + 1)];
+  banner('  npx gpux buy 8xh100 --zone us-west-1 --hours 2 --wait --yes   # prints the lease id');
+  banner("  npx gpux ssh LEASE_ID  # a shell on the node, pinned to the lease's host key");
+  banner('  npx gpux terminate LEASE_ID --yes   # the unused time refunded at once');
+  banner('The same with curl: docs/curl.md');
 }

@@ -10,6 +10,8 @@ export interface Terminal {
   pane(): string;
   /** Types `line` and Enter, then waits until the window shows `shows`. */
   typed(line: string, shows: RegExp): Promise<void>;
+  /** Presses `key` as tmux names it (`C-c`), then waits until the window shows `shows`. */
+  pressed(key: string, shows: RegExp): Promise<void>;
   resize(columns: number, rows: number): void;
   /** Types `exit` and waits until the program has ended (the session is gone). */
   exit(): Promise<void>;
@@ -55,6 +57,10 @@ export async function inTmux(
       async typed(text, shows) {
         tmux('send-keys', '-t', session, text, 'Enter');
         await waitFor(`${text} → ${shows}`, () => shows.test(pane()));
+      },
+      async pressed(key, shows) {
+        tmux('send-keys', '-t', session, key);
+        await waitFor(`${key} → ${shows}`, () => shows.test(pane()));
       },
       resize(columns, rows) {
         tmux('resize-window', '-t', session, '-x', String(columns), '-y', String(rows));

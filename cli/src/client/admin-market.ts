@@ -16,9 +16,9 @@ import {
   showCluster,
   showClusters,
   showCordon,
-  showLease,
   showPlatform,
 } from './render-admin.js';
+import { showLease } from './render-leases.js';
 import { showTransactions } from './render.js';
 
 type GpuType = Schemas['AdminBook']['gpu_type'];
@@ -53,7 +53,7 @@ const ACTIONS = every<Action>()([
 
 const LEASE: ArgSpec = ['<lease-id>', 'the lease (lse_…)'];
 const CLUSTER: ArgSpec = ['<cluster-id>', 'the cluster (cls_…)'];
-const BOOK: readonly ArgSpec[] = [
+export const BOOK: readonly ArgSpec[] = [
   ['<gpu-type>', GPU_TYPES.join(', '), oneOf(GPU_TYPES)],
   ['<zone>', ZONES.join(', '), oneOf(ZONES)],
 ];

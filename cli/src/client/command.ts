@@ -17,6 +17,12 @@ export interface Io {
   err(text: string): void;
   readonly env: NodeJS.ProcessEnv;
   readonly stdoutIsTty: boolean;
+  readonly stdinIsTty: boolean;
+  readonly stderrIsTty: boolean;
+  /** Asks `question` on the terminal (stderr, the answer from stdin): true for y or yes. */
+  confirm(question: string): Promise<boolean>;
+  /** Ctrl-C (SIGINT) calls `handler` instead of ending the process, until the returned function is called. */
+  onInterrupt(handler: () => void): () => void;
   /** A secret typed by the user: all of stdin when it is not a terminal, else one line, not echoed. */
   readSecret(prompt: string): Promise<string>;
   now(): number;
@@ -109,6 +115,31 @@ export function endpoint<T>(
     },
   };
 }
+
+/**
+ * A change that spends or gives something away goes ahead with --yes, or
+ * when the user says yes on the terminal; without a terminal to ask on and
+ * without --yes it is a usage error. Call `canAsk` before sending anything.
+ */
+export function canAsk(ctx: Context, a: Input, what: string): void {
+  if (a.opt<boolean>('yes') !== true && !ctx.io.stdinIsTty) {
+    throw new UsageError(`${what}: run it on a terminal to confirm, or pass --yes`);
+  }
+}
+
+/** --yes, or the user's answer to `question`; says so on stderr when not. */
+export async function confirmed(ctx: Context, a: Input, question: string): Promise<boolean> {
+  if (a.opt<boolean>('yes') === true) return true;
+  if (await ctx.io.confirm(question)) return true;
+  ctx.io.err('gpux: nothing done\n');
+  return false;
+}
+
+/** The option of a command that asks first. */
+export const YES: OptionSpec = {
+  flags: '--yes',
+  description: 'do not ask (needed without a terminal)',
+};
 
 /** The API's answer as `--json` prints it. */
 export function json(data: unknown): string {

@@ -45,6 +45,8 @@ const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
   insufficientFunds: 'the API answered 402',
   rateLimited: 'the API answered 429 (stderr says when to retry)',
   server: 'the API answered 5xx, or could not be reached',
+  waitTimeout: 'buy --wait: --wait-timeout passed first; the order was left resting',
+  interrupted: 'Ctrl-C while waiting; an order was left as it was',
 };
 
 function path(cmd: Command): string {

@@ -44,6 +44,8 @@ describe('exitCodeOf', () => {
       insufficientFunds: 6,
       rateLimited: 7,
       server: 8,
+      waitTimeout: 9,
+      interrupted: 130,
     });
   });
 });

@@ -17,6 +17,10 @@ export const EXIT = {
   rateLimited: 7,
   /** 5xx, an answer the command cannot read, or no answer at all. */
   server: 8,
+  /** `buy --wait`: --wait-timeout passed; the order was left as it was (resting). */
+  waitTimeout: 9,
+  /** Ctrl-C while a command waited (128 + SIGINT, as shells report it). */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -150,4 +154,12 @@ export function networkError(url: string, err: unknown): CliError {
       ? ((cause as NodeJS.ErrnoException).code ?? cause.message)
       : String(cause);
   return new CliError(`cannot reach the exchange at ${url}: ${detail}`, EXIT.server);
+}
+
+/** A program gpux ran (OpenSSH) ended: gpux exits with its status, printing nothing more. */
+export class ChildExit extends Error {
+  override readonly name = 'ChildExit';
+  constructor(readonly status: number) {
+    super(`exited with ${status}`);
+  }
 }

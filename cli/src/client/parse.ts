@@ -107,3 +107,47 @@ export const PAGING: readonly OptionSpec[] = [
 export function paging(a: Input): { limit: number | undefined; offset: number | undefined } {
   return { limit: a.opt<number>('limit'), offset: a.opt<number>('offset') };
 }
+
+/** An instance type as the API spells it, `16xh100`: whole nodes of 8 GPUs of one type. */
+export interface Instance {
+  readonly gpus: number;
+  readonly gpuType: string;
+}
+
+/** `<gpus>x<gpu type>` (`8xh100`, `16xb200`), the GPUs a multiple of 8. */
+export function instanceOf(types: readonly string[]): (value: string) => Instance {
+  return (value) => {
+    const m = /^(\d+)x([a-z0-9]+)$/.exec(value.trim().toLowerCase());
+    if (m === null) {
+      throw new InvalidArgumentError('It must be <gpus>x<gpu type>, e.g. 8xh100 or 16xb200.');
+    }
+    const [, count = '', gpuType = ''] = m;
+    const gpus = Number(count);
+    if (gpus < 8 || gpus % 8 !== 0 || gpus > 80_000) {
+      throw new InvalidArgumentError('The GPUs must be whole nodes of 8: 8, 16, 24, …');
+    }
+    if (!types.includes(gpuType)) {
+      throw new InvalidArgumentError(`The GPU type must be one of ${types.join(', ')}.`);
+    }
+    return { gpus, gpuType };
+  };
+}
+
+const UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A length of time: `90s`, `10m`, `2h`, or seconds alone; in milliseconds. */
+export function timeSpan(value: string): number {
+  const m = /^(\d+)([smh]?)$/.exec(value.trim());
+  if (m === null) throw new InvalidArgumentError('It must be a time such as 90s, 10m or 2h.');
+  const [, n = '0', unit = ''] = m;
+  const ms = Number(n) * (UNITS[unit === '' ? 's' : unit] ?? 1_000);
+  if (ms <= 0) throw new InvalidArgumentError('It must be more than 0.');
+  return ms;
+}
+
+/** Dollars per GPU-hour: more than 0, whole cents. */
+export function price(value: string): number {
+  const n = dollars(value);
+  if (n <= 0) throw new InvalidArgumentError('It must be more than 0.');
+  return n;
+}

@@ -1,5 +1,6 @@
 // The Io of the real process: stdout, stderr, the environment, and a secret
-// read from stdin (piped: all of it; a terminal: one line, not echoed).
+// read from stdin (piped: all of it; a terminal: one line, not echoed), a
+// yes/no question on the terminal, and Ctrl-C caught while a command waits.
 
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -29,6 +30,20 @@ async function readHidden(prompt: string): Promise<string> {
   }
 }
 
+/** A yes/no question on the terminal: the prompt on stderr, one line from stdin. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      rl.question(`${question} [y/N] `, resolve);
+      rl.once('close', () => resolve(''));
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
 export function processIo(): Io {
   // A reader that stopped reading (`gpux commands | head`) is not an error.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -40,6 +55,13 @@ export function processIo(): Io {
     err: (text) => void process.stderr.write(text),
     env: process.env,
     stdoutIsTty: process.stdout.isTTY === true,
+    stdinIsTty: process.stdin.isTTY === true,
+    stderrIsTty: process.stderr.isTTY === true,
+    confirm,
+    onInterrupt(handler) {
+      process.on('SIGINT', handler);
+      return () => void process.off('SIGINT', handler);
+    },
     readSecret: (prompt) =>
       process.stdin.isTTY === true ? readHidden(prompt) : readAll(process.stdin),
     now: () => Date.now(),

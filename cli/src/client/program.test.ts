@@ -45,6 +45,10 @@ async function gpux(argv: string[], reply: Reply = () => failure(404, 'not_found
     err: (t) => (stderr += t),
     env: ENV,
     stdoutIsTty: false,
+    stdinIsTty: false,
+    stderrIsTty: false,
+    confirm: () => Promise.resolve(false),
+    onInterrupt: () => () => undefined,
     readSecret: () => Promise.resolve(''),
     now: () => 0,
     fetch: async (request) => {

@@ -9,13 +9,18 @@ import { Command, CommanderError, Help } from 'commander';
 import { ACCOUNT_COMMANDS } from './account-commands.js';
 import { ACCOUNT_GROUPS } from './admin-accounts.js';
 import { MARKET_NODES } from './admin-market.js';
+import { MARKET_COMMANDS } from './market-commands.js';
+import { ORDER_COMMANDS } from './order-commands.js';
+import { LEASE_COMMANDS } from './lease-commands.js';
+import { SSH_COMMANDS } from './ssh-commands.js';
 import { openApi } from './api.js';
 import { group, inputOf, json, register } from './command.js';
 import type { Context, Io, Leaf, Node, Runner } from './command.js';
 import { resolveLogin } from './config.js';
-import { CliError, EXIT, errorLines } from './exit.js';
+import { ChildExit, CliError, EXIT, errorLines } from './exit.js';
 import { wantsColour } from './output.js';
 import { commandList, commandsText } from './commands-list.js';
+import { completionLeaf } from './completion.js';
 import type { FlagInfo } from './commands-list.js';
 
 export type { FlagInfo } from './commands-list.js';
@@ -116,9 +121,24 @@ export function buildProgram(io: Io, programs: readonly ProgramCommand[]): Comma
     };
     await leaf.run(ctx, inputOf(cmd));
   };
-  for (const leaf of ACCOUNT_COMMANDS) register(program, leaf, runner);
+  const customer = [
+    ...ACCOUNT_COMMANDS,
+    ...MARKET_COMMANDS,
+    ...ORDER_COMMANDS,
+    ...LEASE_COMMANDS,
+    ...SSH_COMMANDS,
+  ];
+  for (const node of customer) register(program, node, runner);
   register(program, ADMIN, runner);
   register(program, commandsLeaf(program, programs), runner);
+  register(
+    program,
+    completionLeaf(
+      program,
+      programs.map((p) => p.name),
+    ),
+    runner,
+  );
   return program;
 }
 
@@ -147,6 +167,7 @@ export async function runClient(
   } catch (e) {
     // commander has printed its message (or the help): 0 for help, else a usage error.
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (e instanceof ChildExit) return e.status;
     if (e instanceof CliError) {
       io.err(errorLines(e, io.now()).join('\n') + '\n');
       return e.exitCode;

@@ -3,6 +3,7 @@
 import type { Schemas } from './api.js';
 import { fields, money, pageLine, paint, signedMoney, table, text, time } from './output.js';
 import type { Style } from './output.js';
+import { showOrder } from './render-orders.js';
 import { ids } from './render.js';
 import type { Pairs } from './render.js';
 
@@ -106,53 +107,7 @@ export function showIssuedToken(t: S['IssuedToken'], style: Style): string {
 }
 
 export function showAdminOrder(o: S['AdminOrder'], style: Style): string {
-  const order = o.order;
-  const head = fields(
-    [
-      ['order', order.order_id],
-      ['account', `${o.account_id} (${o.organization_id})`],
-      ['side', `${order.side} ${order.order_type}`],
-      [
-        'what',
-        `${order.gpu_count}x${order.gpu_type} in ${order.zone} for ${order.duration_hours} h`,
-      ],
-      ['limit price', order.limit_price === undefined ? '-' : `${money(order.limit_price)}/GPU-h`],
-      [
-        'status',
-        status(order.status, style) + (order.cancel_reason ? ` (${order.cancel_reason})` : ''),
-      ],
-      ['filled', `${order.filled_gpus} of ${order.gpu_count} GPUs`],
-      ['created', time(order.created_at, style)],
-    ],
-    style,
-  );
-  const fills = (order.matches ?? []).map((m) => [
-    time(m.matched_at, style),
-    String(m.gpus),
-    money(m.price),
-    m.lease_id,
-  ]);
-  return fills.length === 0
-    ? head
-    : `${head}\n${table(['matched', 'gpus', 'price', 'lease'], fills, style)}`;
-}
-
-export function showLease(l: S['LeaseDetail'], style: Style): string {
-  const pairs: [string, string][] = [
-    ['lease', l.lease_id],
-    ['customer', l.customer_id],
-    ['order', l.order_id],
-    ['what', `${l.instance_type} in ${l.zone}`],
-    ['status', status(l.status, style) + (l.end_reason === undefined ? '' : ` (${l.end_reason})`)],
-    ['rate', `${money(l.rate)}/GPU-h`],
-    ['from', time(l.start_time, style)],
-    ['until', time(l.end_time, style)],
-    ['cluster', l.cluster_id],
-  ];
-  if (l.ended_at !== undefined) pairs.push(['ended', time(l.ended_at, style)]);
-  if (l.refund_amount !== undefined) pairs.push(['refund', money(l.refund_amount)]);
-  if (l.ssh_endpoints.length > 0) pairs.push(['ssh', l.ssh_endpoints.join(', ')]);
-  return fields(pairs, style);
+  return showOrder(o.order, style, [['account', `${o.account_id} (${o.organization_id})`]]);
 }
 
 export function showPosting(p: S['AdminPosting'], style: Style): string {
