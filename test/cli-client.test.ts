@@ -139,6 +139,44 @@ describe('gpux login, whoami, balance, transactions', () => {
   });
 });
 
+describe('gpux token rotate', () => {
+  it('replaces the kept token: the new one is kept and works, the old one is refused (exit 3)', async () => {
+    const c = await customer('rotor');
+    const login = await runGpux(['login', '--url', exchange.url, '--token', c.token], {
+      XDG_CONFIG_HOME: c.home,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    const r = await as(c.home, 'token', 'rotate');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^new token tok_\S+ kept in .*; token tok_\S+ no longer works$/m);
+    expect(r.stdout).not.toContain(c.token);
+    const path = join(c.home, 'gpux', 'config.json');
+    const kept = JSON.parse(readFileSync(path, 'utf8')) as { url: string; token: string };
+    expect(kept.url).toBe(exchange.url);
+    expect(kept.token).not.toBe(c.token);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect((await as(c.home, 'whoami')).code).toBe(0);
+    const old = await runGpux(['whoami'], {
+      XDG_CONFIG_HOME: join(dir, 'nobody'),
+      GPUX_URL: exchange.url,
+      GPUX_API_TOKEN: c.token,
+    });
+    expect(old.code).toBe(3);
+    // From the environment: printed (gpux cannot change the environment), --json as the API answers.
+    const env = {
+      XDG_CONFIG_HOME: join(dir, 'nobody'),
+      GPUX_URL: exchange.url,
+      GPUX_API_TOKEN: kept.token,
+    };
+    const again = json(await runGpux(['token', 'rotate', '--json'], env)) as Record<
+      string,
+      unknown
+    >;
+    expect(again).toMatchObject({ token: expect.stringMatching(/^gpux_/) as string });
+    expect((await runGpux(['whoami'], env)).code).toBe(3);
+  });
+});
+
 describe('gpux admin', () => {
   it("accounts list --json is the API's JSON; without --json a table", async () => {
     await customer('dave');

@@ -4,9 +4,17 @@
 
 import { openApi } from './api.js';
 import type { Api, Query, Schemas } from './api.js';
-import { endpoint, given, json } from './command.js';
-import type { Context, Leaf } from './command.js';
-import { configPath, normalizeToken, normalizeUrl, removeLogin, writeLogin } from './config.js';
+import { endpoint, given, group, json } from './command.js';
+import type { Context, Group, Leaf } from './command.js';
+import {
+  configPath,
+  normalizeToken,
+  normalizeUrl,
+  readLogin,
+  removeLogin,
+  resolveLogin,
+  writeLogin,
+} from './config.js';
 import { ApiError } from './exit.js';
 import { PAGING, paging } from './parse.js';
 import { showAccount, showAdminToken, showBalance, showTransactions } from './render.js';
@@ -133,4 +141,40 @@ const transactions = endpoint({
   show: showTransactions,
 });
 
-export const ACCOUNT_COMMANDS: readonly Leaf[] = [login, logout, whoami, balance, transactions];
+const rotate: Leaf = {
+  kind: 'leaf',
+  name: 'rotate',
+  summary: 'replace your API token with a new one; the old one stops working at once',
+  example: 'gpux token rotate',
+  async run(ctx) {
+    const login = resolveLogin(ctx.io.env);
+    const api = ctx.api();
+    const r = await api.read(api.client.POST('/v1/account/token/rotate'));
+    // A token kept by gpux login is replaced where it is kept; one given in
+    // the environment is printed, since gpux cannot change the environment.
+    const kept = login.tokenFrom === 'config';
+    // The kept URL stays, even when GPUX_URL points this run elsewhere.
+    if (kept)
+      writeLogin(login.path, { url: readLogin(login.path)?.url ?? login.url, token: r.token });
+    if (ctx.json) {
+      ctx.io.out(json(r));
+      return;
+    }
+    ctx.io.out(
+      kept
+        ? `new token ${r.token_id} kept in ${login.path}; token ${r.replaced_token_id} no longer works\n`
+        : `new token ${r.token_id} (token ${r.replaced_token_id} no longer works):\n${r.token}\nset GPUX_API_TOKEN to it\n`,
+    );
+  },
+};
+
+const token: Group = group('token', 'your API token', 'gpux token rotate', [rotate]);
+
+export const ACCOUNT_COMMANDS: readonly (Leaf | Group)[] = [
+  login,
+  logout,
+  whoami,
+  balance,
+  transactions,
+  token,
+];
