@@ -4,6 +4,7 @@
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
+import { AccountStreams } from './account-events/account-streams.js';
 import { Directory } from './accounts/directory.js';
 import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
@@ -35,6 +36,7 @@ import { clusterRoutes } from './routes/clusters.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
+import { accountStreamRoutes } from './routes/account-stream.js';
 import { streamRoutes } from './routes/stream.js';
 import { platformRoutes } from './routes/platform.js';
 import { serviceRoutes } from './routes/service.js';
@@ -92,6 +94,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
             directory: new Directory(services.db),
+            accountStreams: new AccountStreams(services.db),
           },
           Object.getOwnPropertyDescriptors(services),
         ) as RouteContext);
@@ -106,6 +109,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   if (services !== 'offline') {
     app.addHook('preClose', (done) => {
       ctx.streams.closeAll('unavailable');
+      ctx.accountStreams.closeAll();
       done();
     });
   }
@@ -131,6 +135,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });
   void app.register(streamRoutes, { ctx });
+  void app.register(accountStreamRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
 

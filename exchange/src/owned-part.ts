@@ -128,6 +128,7 @@ export async function startOwnedPart(
     // Forgotten at once and then every hour (retention.ts).
     const stopRetention = startRetention(db, logger, {
       outboxRetentionMs: config.outboxRetentionMs,
+      accountEventRetentionMs: config.accountEventRetentionMs,
     });
     ownedStops.push(() => Promise.resolve(stopRetention()));
 

@@ -772,6 +772,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account’s own events (server-sent events)
+     * @description Orders filled, partly filled and cancelled; leases provisioning, active, failed, terminated, expired, sold and their kubeconfigs refreshed; ledger transactions posted: each with the account’s next event number as its `id:`. Resume with Last-Event-ID; without it the stream starts after the last event. At most 5 streams of one account at once (one more is rate_limited). docs/api/account-events.md has the events and their data.
+     *
+     *     Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getAccountStream'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/leases': {
     parameters: {
       query?: never;
@@ -1599,6 +1621,38 @@ export interface components {
       /** @description The endpoints' host keys (OpenSSH public key lines), to pin them. */
       ssh_host_keys: string[];
     };
+    /** LeaseEventData */
+    LeaseEventData: {
+      lease_id: string;
+      /** @description The buy order that made the lease. */
+      order_id: string;
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+      gpu_count: number;
+      /**
+       * @description The lease’s status after the change.
+       * @enum {string}
+       */
+      status: 'provisioning' | 'active' | 'terminated' | 'expired' | 'failed';
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** Format: date-time */
+      ended_at?: string;
+      /** @enum {string} */
+      end_reason?: 'terminated' | 'resold' | 'expired' | 'failed';
+      /** @description What was refunded to the holder. */
+      refund?: number;
+      /**
+       * Format: date-time
+       * @description lease.sold: when the holder’s access ends and the buyer’s lease starts.
+       */
+      transfer_time?: string;
+    };
     /** LeaseList */
     LeaseList: {
       /** @description Newest first. */
@@ -1754,6 +1808,61 @@ export interface components {
       volume_24h: number;
       /** @description The live feed’s number of the last update this book includes (GET /v1/stream): events numbered above it are newer. It may already include a few of them, which applied again change nothing (docs/api/market-data.md). */
       sequence: number;
+    };
+    /** OrderCancelEventData */
+    OrderCancelEventData: {
+      order_id: string;
+      /** @enum {string} */
+      side: 'buy' | 'sell';
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description The GPUs the order asked for. */
+      gpu_count: number;
+      /** @description The GPUs filled so far (this fill included). */
+      filled_gpus: number;
+      cancelled_gpus: number;
+      /** @enum {string} */
+      reason:
+        | 'user'
+        | 'expired'
+        | 'lease_terminated'
+        | 'nodes_offline'
+        | 'insufficient_liquidity'
+        | 'self_trade_prevented'
+        | 'order_value_too_low'
+        | 'account_suspended'
+        | 'cluster_cordoned';
+      /** Format: date-time */
+      cancelled_at: string;
+    };
+    /** OrderFillEventData */
+    OrderFillEventData: {
+      order_id: string;
+      /** @enum {string} */
+      side: 'buy' | 'sell';
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description The GPUs the order asked for. */
+      gpu_count: number;
+      /** @description The GPUs filled so far (this fill included). */
+      filled_gpus: number;
+      fill: {
+        /** @description trd_…: the trade. */
+        id: string;
+        /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+        gpus: number;
+        /** @description Dollars per GPU-hour. */
+        price: number;
+        hours: number;
+        /** @description The lease the fill made (the buyer’s). */
+        lease_id: string;
+        /** Format: date-time */
+        matched_at: string;
+      };
     };
     /** OrderList */
     OrderList: {
@@ -1944,6 +2053,38 @@ export interface components {
       total: number;
       limit: number;
       offset: number;
+    };
+    /** TransactionEventData */
+    TransactionEventData: {
+      transaction_id: string;
+      /**
+       * @description The ledger transaction’s kind (docs/api/accounts.md).
+       * @enum {string}
+       */
+      kind:
+        | 'lease_charge'
+        | 'lease_refund'
+        | 'lease_failed'
+        | 'resale_refund'
+        | 'adjustment'
+        | 'payout';
+      /** @description What the transaction moved for this account: positive, it was credited. */
+      amount: number;
+      /** @description The kinds of this account’s entries. */
+      entries: (
+        | 'buyer_charge'
+        | 'buyer_fee'
+        | 'seller_proceeds'
+        | 'seller_fee'
+        | 'platform_fee'
+        | 'refund'
+        | 'refund_reversal'
+        | 'fee_refund'
+        | 'adjustment'
+        | 'payout'
+      )[];
+      order_id: string | null;
+      lease_id: string | null;
     };
     /** Transactions */
     Transactions: {
@@ -6883,6 +7024,345 @@ export interface operations {
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAccountStream: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `id` of the last event received: the stream sends the account’s events after it. Without it, the stream starts after the account’s last event. */
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': (
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'ready';
+                data: {
+                  /** @description The account’s event number the stream goes on from (Last-Event-ID, or the last). */
+                  seq: number;
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.filled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.filled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderFillEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.partially_filled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.partially_filled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderFillEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.cancelled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.cancelled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderCancelEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.provisioning';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.provisioning';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.active';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.active';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.failed';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.failed';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.terminated';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.terminated';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.expired';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.expired';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.sold';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.sold';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.kubeconfig_refreshed';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.kubeconfig_refreshed';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'transaction.posted';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'transaction.posted';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['TransactionEventData'];
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'gap';
+                data: {
+                  /** @description The first event number no longer kept. */
+                  from: number;
+                  /** @description The last one. */
+                  to: number;
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'heartbeat';
+                data: {
+                  /** @description The last event number sent. */
+                  seq: number;
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'closed';
+                data: {
+                  /** @enum {string} */
+                  reason: 'unavailable';
+                };
+              }
+          )[];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {

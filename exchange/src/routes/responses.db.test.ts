@@ -517,10 +517,11 @@ const NO_SUCCESS_YET = new Set<string>();
 /**
  * Routes whose success is a stream the route writes itself (server-sent
  * events, after reply.hijack()): Fastify's hooks never see it, so it is not
- * recorded here; routes/stream.db.test.ts and feed/feed.db.test.ts read it
- * over real HTTP. Their error answers are recorded as any other's.
+ * recorded here; routes/stream.db.test.ts, feed/feed.db.test.ts and
+ * routes/account-stream.db.test.ts read them over real HTTP. Their error
+ * answers are recorded as any other's.
  */
-const STREAMED = new Set(['GET /v1/stream']);
+const STREAMED = new Set(['GET /v1/stream', 'GET /v1/account/stream']);
 
 /**
  * Prometheus's text format, for scrapers rather than API clients: not in
