@@ -37,6 +37,7 @@ import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
 import { accountStreamRoutes } from './routes/account-stream.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { streamRoutes } from './routes/stream.js';
 import { platformRoutes } from './routes/platform.js';
 import { serviceRoutes } from './routes/service.js';
@@ -52,6 +53,11 @@ export interface AppConfig
     Partial<Pick<Config, 'rateLimits' | 'publicRatePerMinute' | 'streamsPerAddress'>> {
   /** main.ts's pino logger; without one Fastify makes its own at `logLevel`. */
   readonly logger?: FastifyBaseLogger;
+  /**
+   * Webhooks may be http to localhost: development, that is the embedded
+   * database (D34; docs/api/webhooks.md). Default false.
+   */
+  readonly webhooksToLocalhost?: boolean;
 }
 
 export type { Services };
@@ -95,6 +101,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
             directory: new Directory(services.db),
             accountStreams: new AccountStreams(services.db),
+            webhooksToLocalhost: config.webhooksToLocalhost ?? false,
           },
           Object.getOwnPropertyDescriptors(services),
         ) as RouteContext);
@@ -136,6 +143,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(marketDataRoutes, { ctx });
   void app.register(streamRoutes, { ctx });
   void app.register(accountStreamRoutes, { ctx });
+  void app.register(webhookRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
 

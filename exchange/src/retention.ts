@@ -3,7 +3,8 @@
 // ago than GPUX_OUTBOX_RETENTION_HOURS. An unpublished outbox row is never
 // deleted: it is an event no agent has heard yet. Accounts' own events
 // (GET /v1/account/stream, issue 22) older than
-// GPUX_ACCOUNT_EVENT_RETENTION_HOURS. Run by the market's owner
+// GPUX_ACCOUNT_EVENT_RETENTION_HOURS, and webhook deliveries finished as
+// long ago. Run by the market's owner
 // at once when it takes the market, then every hour, so a restart does not
 // put the purge off.
 
@@ -25,6 +26,7 @@ export interface Forgotten {
   readonly idempotencyKeys: number;
   readonly outboxRows: number;
   readonly accountEvents: number;
+  readonly webhookDeliveries: number;
 }
 
 /** Runs `deleteSql` (a DELETE of at most BATCH rows, counting them as n) until it deletes fewer. */
@@ -66,6 +68,17 @@ export function pruneAccountEvents(db: Queryable, before: number): Promise<numbe
   );
 }
 
+/** Deletes webhook deliveries finished at or before `before` (their attempts go with them). */
+export function pruneWebhookDeliveries(db: Queryable, before: number): Promise<number> {
+  return inBatches(
+    db,
+    `DELETE FROM webhook_deliveries WHERE id IN (
+       SELECT id FROM webhook_deliveries
+        WHERE status <> 'pending' AND finished_ms <= $1 LIMIT ${BATCH})`,
+    before,
+  );
+}
+
 /** One round: forget what is past its life at `now`. */
 export async function forgetExpired(
   db: Queryable,
@@ -75,7 +88,8 @@ export async function forgetExpired(
   const idempotencyKeys = await purgeIdempotencyKeys(db, now);
   const outboxRows = await pruneOutbox(db, now - o.outboxRetentionMs);
   const accountEvents = await pruneAccountEvents(db, now - o.accountEventRetentionMs);
-  return { idempotencyKeys, outboxRows, accountEvents };
+  const webhookDeliveries = await pruneWebhookDeliveries(db, now - o.accountEventRetentionMs);
+  return { idempotencyKeys, outboxRows, accountEvents, webhookDeliveries };
 }
 
 /** A round now, then every `everyMs` (default an hour); returns the stop. */
@@ -90,8 +104,12 @@ export function startRetention(
   const round = (): void => {
     forgetExpired(db, now(), o).then(
       (forgotten) => {
-        if (forgotten.idempotencyKeys + forgotten.outboxRows + forgotten.accountEvents > 0)
-          logger.info(forgotten, 'forgot expired Idempotency-Keys and events');
+        const n =
+          forgotten.idempotencyKeys +
+          forgotten.outboxRows +
+          forgotten.accountEvents +
+          forgotten.webhookDeliveries;
+        if (n > 0) logger.info(forgotten, 'forgot expired Idempotency-Keys and events');
       },
       (err: unknown) => {
         if (!stopped) logger.warn({ err }, 'forgetting expired rows failed; next try in an hour');

@@ -45,6 +45,8 @@ export interface RouteContext extends Services {
   readonly streams: StreamRegistry;
   /** The account event streams open (account-events/account-streams.ts). */
   readonly accountStreams: AccountStreams;
+  /** Webhooks may be http to localhost (development: the embedded database, webhooks/url.ts). */
+  readonly webhooksToLocalhost: boolean;
   /** Tokens' principals and providers' clusters, cached (accounts/directory.ts). */
   readonly directory: Directory;
 }

@@ -794,6 +794,96 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account’s webhook endpoints
+     * @description Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getWebhooks'];
+    put?: never;
+    /**
+     * Register a webhook endpoint
+     * @description The account's events of the kinds named are POSTed to the URL from now on, signed with the secret in the answer (shown once). At most 10 per account. docs/api/webhooks.md.
+     *
+     *     Needs a token with the `trade` scope. Counted as an order creation against the account’s rate limit.
+     */
+    post: operations['postWebhooks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Nothing more is sent to it; its pending deliveries are failed.
+     *
+     *     Needs a token with the `trade` scope. Counted as a cancellation against the account’s rate limit.
+     */
+    delete: operations['deleteWebhooksById'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A webhook’s deliveries and their attempts
+     * @description Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getWebhooksByIdDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a webhook.test event to the endpoint
+     * @description Queued after the endpoint’s pending deliveries; its attempts are in GET /v1/webhooks/{id}/deliveries.
+     *
+     *     Needs a token with the `trade` scope. Counted as an order creation against the account’s rate limit.
+     */
+    post: operations['postWebhooksByIdTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/leases': {
     parameters: {
       query?: never;
@@ -1359,6 +1449,25 @@ export interface components {
       /** @description Sells only: the seller’s cluster offering the nodes; needed when it has several of that GPU type and zone. */
       cluster_id?: string;
     };
+    /** CreateWebhook */
+    CreateWebhook: {
+      /** @description https (http to localhost in development); its host may not resolve to a private, loopback or link-local address. */
+      url: string;
+      /** @description The kinds of the account’s events to deliver. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+    };
     /**
      * CreatedAccount
      * @description The new account and its first API token.
@@ -1372,6 +1481,30 @@ export interface components {
       token_id: string;
       /** @description Shown this once; only its hash is kept. */
       token: string;
+    };
+    /** CreatedWebhook */
+    CreatedWebhook: {
+      /** @description whk_… */
+      id: string;
+      url: string;
+      /** @description The kinds of the account’s events delivered. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+      /** Format: date-time */
+      created_at: string;
+      /** @description whsec_…: the key of the deliveries’ signatures. Shown this once: keep it (docs/api/webhooks.md). */
+      secret: string;
     };
     /** CreditLimitChange */
     CreditLimitChange: {
@@ -2128,6 +2261,90 @@ export interface components {
       total: number;
       limit: number;
       offset: number;
+    };
+    /** Webhook */
+    Webhook: {
+      /** @description whk_… */
+      id: string;
+      url: string;
+      /** @description The kinds of the account’s events delivered. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** WebhookAttempt */
+    WebhookAttempt: {
+      attempt: number;
+      /** Format: date-time */
+      at: string;
+      /** @description The receiver’s HTTP status; null when none came. */
+      status_code: number | null;
+      /** @description Why it was not delivered (not a 2xx, or no answer). */
+      error: string | null;
+      duration_ms: number;
+    };
+    /** WebhookDeleted */
+    WebhookDeleted: {
+      webhook_id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    /** WebhookDelivery */
+    WebhookDelivery: {
+      /** @description whd_…: also the Gpux-Delivery-Id header. */
+      id: string;
+      /** @description evt_…: the Gpux-Event-Id header. */
+      event_id: string;
+      /** @description The event’s kind, or webhook.test. */
+      type: string;
+      /** @description The account’s event number; null for a test. */
+      seq: number | null;
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed';
+      /**
+       * Format: date-time
+       * @description Pending: when it is tried next.
+       */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Delivered or failed: when.
+       */
+      finished_at: string | null;
+      attempts: components['schemas']['WebhookAttempt'][];
+    };
+    /** WebhookDeliveryList */
+    WebhookDeliveryList: {
+      /** @description Newest first. */
+      deliveries: components['schemas']['WebhookDelivery'][];
+      /** @description How many match the filter. */
+      total: number;
+      limit: number;
+      offset: number;
+    };
+    /** WebhookList */
+    WebhookList: {
+      /** @description Newest first. */
+      webhooks: components['schemas']['Webhook'][];
+    };
+    /** WebhookTestQueued */
+    WebhookTestQueued: {
+      /** @description The test delivery, queued. */
+      delivery_id: string;
     };
   };
   responses: never;
@@ -7352,6 +7569,742 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getWebhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookList'];
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postWebhooks: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhook'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhook'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteWebhooksById: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeleted'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getWebhooksByIdDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryList'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postWebhooksByIdTest: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      202: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestQueued'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
             };
           };
         };

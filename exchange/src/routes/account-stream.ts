@@ -48,7 +48,7 @@ export const accountStreamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteConte
         description:
           'Orders filled, partly filled and cancelled; leases provisioning, active, failed, terminated, expired, sold and their kubeconfigs refreshed; ledger transactions posted: each with the account’s next event number as its `id:`. Resume with Last-Event-ID; without it the stream starts after the last event. ' +
           `At most ${STREAMS_PER_ACCOUNT} streams of one account at once (one more is rate_limited). docs/api/account-events.md has the events and their data.`,
-        tags: ['accounts'],
+        tags: ['account'],
         headers: StreamHeaders,
         response: {
           200: {
