@@ -8,6 +8,7 @@
 // the lease (D26) closes the open sessions, refuses new logins, removes the
 // kubeconfig and credits the refund in the ledger.
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,17 @@ describe('the provider path across processes: exchange, agent, OpenSSH', () => {
     // known_hosts holds only the key the lease read reported (D32 pinning).
     target = leaseTarget(lease, key, join(stack.dir, 'known_hosts'));
     expect(target.endpoint).toMatchObject({ host: '127.0.0.1', port: stack.agent?.sshPort });
+    // Issue 24: the read's own known_hosts lines pin the endpoint as they are.
+    const [access] = lease['ssh_access'] as {
+      user: string;
+      host: string;
+      port: number;
+      known_hosts: string[];
+    }[];
+    expect(access).toMatchObject({ ...target.endpoint, host_keys: hostKeys });
+    const apiKnownHosts = join(stack.dir, 'known_hosts_from_api');
+    writeFileSync(apiKnownHosts, `${(access?.known_hosts ?? []).join('\n')}\n`);
+    target = { ...target, knownHosts: apiKnownHosts };
     const r = await runSsh(target, 'echo ok');
     expect(r, stack.agent?.output()).toEqual({ code: 0, stdout: 'ok\n', stderr: '' });
   });

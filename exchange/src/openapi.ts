@@ -313,6 +313,24 @@ function errorSchema(): Json {
             type: 'integer',
             description: '`insufficient_liquidity`: the GPUs that could not be filled.',
           },
+          reference_price: {
+            type: 'number',
+            description:
+              '`price_out_of_collar`: the reference price the collar is around, dollars per GPU-hour (a mid price may be a half cent).',
+          },
+          reference: {
+            type: 'string',
+            enum: ['last_trade', 'mid_price'],
+            description: '`price_out_of_collar`: what the reference price is.',
+          },
+          min_price: {
+            type: 'number',
+            description: '`price_out_of_collar`: the lowest limit price the collar allows.',
+          },
+          max_price: {
+            type: 'number',
+            description: '`price_out_of_collar`: the highest limit price the collar allows.',
+          },
         },
       },
     },

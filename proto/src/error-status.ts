@@ -32,6 +32,7 @@ export const GRPC_STATUS_OF_ERROR = {
   lease_not_active: status.FAILED_PRECONDITION,
   lease_not_ready: status.FAILED_PRECONDITION,
   lease_not_provisioning: status.FAILED_PRECONDITION,
+  ssh_key_exists: status.ALREADY_EXISTS,
   insufficient_liquidity: status.FAILED_PRECONDITION,
   insufficient_capacity: status.FAILED_PRECONDITION,
   cluster_cordoned: status.FAILED_PRECONDITION,

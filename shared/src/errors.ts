@@ -67,6 +67,11 @@ export const ERROR_CODES = {
     meaning: 'The lease is still provisioning; its access details do not exist yet.',
     decision: 'D20',
   },
+  ssh_key_exists: {
+    status: 409,
+    meaning: 'This public key is already registered to the account: `ssh_key_id` names it.',
+    decision: 'D32',
+  },
   lease_not_provisioning: {
     status: 409,
     meaning: 'Only a lease still provisioning can be failed; this one is not.',

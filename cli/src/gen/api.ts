@@ -992,6 +992,7 @@ export interface components {
           | 'order_already_filled'
           | 'lease_not_active'
           | 'lease_not_ready'
+          | 'ssh_key_exists'
           | 'lease_not_provisioning'
           | 'insufficient_liquidity'
           | 'insufficient_capacity'
@@ -1012,6 +1013,17 @@ export interface components {
         errors?: components['schemas']['FieldProblem'][];
         /** @description `insufficient_liquidity`: the GPUs that could not be filled. */
         missing_gpus?: number;
+        /** @description `price_out_of_collar`: the reference price the collar is around, dollars per GPU-hour (a mid price may be a half cent). */
+        reference_price?: number;
+        /**
+         * @description `price_out_of_collar`: what the reference price is.
+         * @enum {string}
+         */
+        reference?: 'last_trade' | 'mid_price';
+        /** @description `price_out_of_collar`: the lowest limit price the collar allows. */
+        min_price?: number;
+        /** @description `price_out_of_collar`: the highest limit price the collar allows. */
+        max_price?: number;
       } & {
         [key: string]: unknown;
       };
@@ -1700,6 +1712,18 @@ export interface components {
       end_reason?: 'terminated' | 'resold' | 'expired' | 'failed';
       /** @description Refunded for unused time. */
       refund_amount?: number;
+      /**
+       * @description Where the lease is, more precisely than `status` (docs/api/leases.md, "States"): scheduled (paid, starts at start_time: a future start or a resale’s later transfer), provisioning, active, sold (resold: it ends at transfer_time), terminated, expired, failed.
+       * @enum {string}
+       */
+      state: 'scheduled' | 'provisioning' | 'active' | 'sold' | 'terminated' | 'expired' | 'failed';
+      /**
+       * Format: date-time
+       * @description Set once the lease is resold: when the buyer takes the nodes over and this lease ends.
+       */
+      transfer_time?: string;
+      /** @description What the whole lease costs per hour: Σ price × GPUs of its fills. */
+      hourly_cost: number;
     };
     /**
      * LeaseDetail
@@ -1738,6 +1762,18 @@ export interface components {
       end_reason?: 'terminated' | 'resold' | 'expired' | 'failed';
       /** @description Refunded for unused time. */
       refund_amount?: number;
+      /**
+       * @description Where the lease is, more precisely than `status` (docs/api/leases.md, "States"): scheduled (paid, starts at start_time: a future start or a resale’s later transfer), provisioning, active, sold (resold: it ends at transfer_time), terminated, expired, failed.
+       * @enum {string}
+       */
+      state: 'scheduled' | 'provisioning' | 'active' | 'sold' | 'terminated' | 'expired' | 'failed';
+      /**
+       * Format: date-time
+       * @description Set once the lease is resold: when the buyer takes the nodes over and this lease ends.
+       */
+      transfer_time?: string;
+      /** @description What the whole lease costs per hour: Σ price × GPUs of its fills. */
+      hourly_cost: number;
       cluster_id: string;
       /** @description The cluster namespace of the lease. */
       namespace: string;
@@ -1753,6 +1789,8 @@ export interface components {
       ssh_endpoints: string[];
       /** @description The endpoints' host keys (OpenSSH public key lines), to pin them. */
       ssh_host_keys: string[];
+      /** @description One entry per SSH endpoint, each with the host keys that may answer on it and ready `known_hosts` lines; empty until the agent reports and once the lease ended. */
+      ssh_access: components['schemas']['SshAccess'][];
     };
     /** LeaseEventData */
     LeaseEventData: {
@@ -2097,6 +2135,20 @@ export interface components {
       /** @description End the seller’s access at the match, not at the transfer time. */
       transfer_immediately?: boolean;
     };
+    /** SshAccess */
+    SshAccess: {
+      /** @description The leased node this endpoint reaches. */
+      hostname: string;
+      /** @description `<user>@<host>:<port>`, as in ssh_endpoints. */
+      endpoint: string;
+      user: string;
+      host: string;
+      port: number;
+      /** @description OpenSSH public key lines (`<type> <base64>`) of the provider’s SSH gateway that serves this endpoint. */
+      host_keys: string[];
+      /** @description One `known_hosts` line per host key: `[host]:port <type> <base64>` (plain `host` on port 22), for `UserKnownHostsFile` with `StrictHostKeyChecking=yes`. */
+      known_hosts: string[];
+    };
     /** SshKey */
     SshKey: {
       ssh_key_id: string;
@@ -2140,10 +2192,17 @@ export interface components {
       terminated_at: string;
       /** Format: date-time */
       original_end_time: string;
+      /** @description milliseconds_used in hours, rounded to the second. */
       hours_used: number;
+      /** @description milliseconds_remaining in hours, rounded to the second. */
       hours_remaining: number;
+      milliseconds_used: number;
+      /** @description From the termination (or the lease’s start, if later) to original_end_time. */
+      milliseconds_remaining: number;
       rate: number;
-      /** @description hours_remaining × rate × gpu_count. */
+      /** @description The whole lease per hour: Σ price × GPUs of its fills. */
+      hourly_cost: number;
+      /** @description milliseconds_remaining × hourly_cost / 3,600,000, rounded half-even to the cent once (docs/api/leases.md). */
       refund_amount: number;
       /** Format: date-time */
       refunded_at: string;
@@ -5825,7 +5884,7 @@ export interface operations {
           };
         };
       };
-      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      /** @description `ssh_key_exists`: This public key is already registered to the account: `ssh_key_id` names it. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5834,7 +5893,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'idempotency_key_in_progress';
+              code?: 'ssh_key_exists' | 'idempotency_key_in_progress';
             };
           };
         };
@@ -8362,6 +8421,8 @@ export interface operations {
     parameters: {
       query?: {
         status?: 'provisioning' | 'active' | 'terminated' | 'expired' | 'failed' | 'all';
+        /** @description Only the leases made by this buy order’s fills (issue 24). */
+        order_id?: string;
         limit?: number;
         offset?: number;
       };

@@ -146,10 +146,21 @@ export async function addSshKey(
   );
   const [row] = rows;
   if (row === undefined) {
-    throw fieldError(
-      'public_key',
-      'invalid',
-      `public_key: ${key.fingerprint} is already registered`,
+    // Issue 24: a program that registers its key again learns the key's id.
+    const [existing] = await tx.query<{ id: string }>(
+      `SELECT id FROM ssh_keys WHERE account_id = $1 AND fingerprint = $2 AND deleted_at IS NULL`,
+      [accountId, key.fingerprint],
+    );
+    throw new GpuxError(
+      'ssh_key_exists',
+      `this public key (${key.fingerprint}) is already registered as ${existing?.id ?? 'another key'}`,
+      {
+        details: {
+          field: 'public_key',
+          fingerprint: key.fingerprint,
+          ...(existing === undefined ? {} : { ssh_key_id: existing.id }),
+        },
+      },
     );
   }
   return view(row);

@@ -73,6 +73,15 @@ interface KeyRow {
 /** The exchange process a claim belongs to when none is configured (one process). */
 export const DEFAULT_INSTANCE_ID = 'exchange';
 
+function replay(reply: FastifyReply, status: number, row: KeyRow): FastifyReply {
+  void reply
+    .code(status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .header('idempotent-replayed', 'true')
+    .send(row.response_body ?? '');
+  return reply;
+}
+
 export function idempotency(
   app: FastifyInstance,
   db: Queryable,
@@ -95,6 +104,21 @@ export function idempotency(
     const accountId = request.principal.accountId;
     const hash = requestHash(request);
     const t = now();
+    if (request.rateSlot?.refused === true) {
+      // Past the rate limit (D18): only a replay is answered; nothing is claimed.
+      const [row] = await db.query<KeyRow>(
+        'SELECT request_hash, status_code, response_body, created_ms FROM idempotency_keys WHERE account_id = $1 AND key = $2',
+        [accountId, key],
+      );
+      const status = row?.status_code ?? null;
+      const replayable =
+        row !== undefined &&
+        status !== null &&
+        row.created_ms > t - IDEMPOTENCY_TTL_MS &&
+        Buffer.from(row.request_hash).equals(hash);
+      if (!replayable) return request.rateSlot.refuse();
+      return replay(reply, status, row);
+    }
     const claimed = await db.query(
       `INSERT INTO idempotency_keys (account_id, key, request_hash, created_ms, instance_id)
        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, key) DO NOTHING RETURNING 1`,
@@ -119,12 +143,9 @@ export function idempotency(
             'a request with this Idempotency-Key is still running; retry shortly',
           );
         }
-        void reply
-          .code(row.status_code)
-          .header('content-type', 'application/json; charset=utf-8')
-          .header('idempotent-replayed', 'true')
-          .send(row.response_body ?? '');
-        return reply;
+        // D18: a replay is not an order creation; its rate slot comes back.
+        request.rateSlot?.release();
+        return replay(reply, row.status_code, row);
       }
       // Past its 24 h: claim it anew, unless someone else just did.
       const retaken = await db.query(

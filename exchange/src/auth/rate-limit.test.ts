@@ -11,6 +11,7 @@ describe('RateLimiter (D18: per account, sliding minute)', () => {
       limit: 3,
       remaining: 2,
       resetSeconds: 0,
+      at: 0,
     });
     now = 10_000;
     limiter.take('a', 'query');
@@ -30,6 +31,20 @@ describe('RateLimiter (D18: per account, sliding minute)', () => {
     now = 60_000;
     expect(limiter.take('a', 'query')).toMatchObject({ allowed: true, remaining: 0 });
     expect(limiter.take('a', 'query')).toMatchObject({ allowed: false });
+  });
+
+  it('gives a slot back (a replay, D18), and nothing once it left the window', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ query: 1, create: 2, cancel: 1 }, 60_000, () => now);
+    const first = limiter.take('a', 'create');
+    now = 1_000;
+    limiter.take('a', 'create');
+    expect(limiter.take('a', 'create').allowed).toBe(false);
+    limiter.giveBack('a', 'create', first.at);
+    expect(limiter.take('a', 'create')).toMatchObject({ allowed: true, remaining: 0 });
+    now = 70_000;
+    limiter.giveBack('a', 'create', 1_000);
+    expect(limiter.take('a', 'create')).toMatchObject({ allowed: true, remaining: 1 });
   });
 
   it('counts accounts and kinds apart', () => {

@@ -19,6 +19,8 @@ export interface RateDecision {
   readonly remaining: number;
   /** Whole seconds until the window frees a slot (0 when one is free now). */
   readonly resetSeconds: number;
+  /** When the slot was taken (for giveBack). */
+  readonly at: number;
 }
 
 /**
@@ -53,6 +55,17 @@ export class RateLimiter {
       log.length < limit || oldest === undefined
         ? 0
         : Math.ceil((oldest + this.windowMs - t) / 1000);
-    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetSeconds };
+    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetSeconds, at: t };
+  }
+
+  /**
+   * Returns a slot taken at `at` (a request that turned out not to count: an
+   * idempotent replay, docs/decisions.md D18). Nothing when it has left the window.
+   */
+  giveBack(accountId: string, kind: RateKind, at: number): void {
+    const log = this.logs.get(`${kind}:${accountId}`);
+    if (log === undefined) return;
+    const i = log.lastIndexOf(at);
+    if (i >= 0) log.splice(i, 1);
   }
 }

@@ -9,7 +9,10 @@
 //   - a customer request is counted against its account's limit (D18) before
 //     its body is read, so invalid requests count too, and every customer
 //     answer carries the X-RateLimit-* headers; past the limit: 429 with
-//     Retry-After;
+//     Retry-After. An idempotent replay is not counted (D18): a POST or
+//     DELETE with an Idempotency-Key gets its slot back when it replays, and
+//     past the limit it is refused only once the key turned out not to be a
+//     replay (auth/idempotency.ts; a last preHandler refuses it otherwise);
 //   - a public route that says so (`rate: 'address'`) is counted against its
 //     client address's limit (http/address-limit.ts); past it: 429 with
 //     Retry-After.
@@ -30,6 +33,44 @@ import type { RouteContract } from './route-contract.js';
 
 type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** The rate slot a customer request took, or its refusal held back for a possible replay. */
+export interface RateSlot {
+  /** Past the limit: refused unless the request replays an idempotent answer. */
+  readonly refused: boolean;
+  /** Give the slot back (the request was a replay). */
+  release(): void;
+  /** Throw the 429. */
+  refuse(): never;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateSlot: RateSlot | null;
+  }
+}
+
+/** Could this request replay a stored answer (D23)? Then a refusal waits for the key's lookup. */
+function mayReplay(request: FastifyRequest): boolean {
+  return (
+    (request.method === 'POST' || request.method === 'DELETE') &&
+    request.headers['idempotency-key'] !== undefined
+  );
+}
+
+/** The held-back refusal, for a request that did not replay. */
+function refuseHeldBack(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (err?: Error) => void,
+): void {
+  if (request.rateSlot?.refused !== true) return done();
+  try {
+    request.rateSlot.refuse();
+  } catch (e) {
+    done(e as Error);
+  }
+}
+
 /**
  * `ctx` is read only while a request is handled (never here), so an app
  * built without services (the OpenAPI generator) registers every route.
@@ -43,13 +84,24 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
     reply.header('X-RateLimit-Limit', d.limit);
     reply.header('X-RateLimit-Remaining', d.remaining);
     reply.header('X-RateLimit-Reset', d.resetSeconds);
-    if (!d.allowed) {
-      reply.header('Retry-After', d.resetSeconds);
+    const refuse = (): never => {
       throw new GpuxError(
         'rate_limited',
         `at most ${d.limit} such requests per minute; retry in ${d.resetSeconds} s`,
       );
+    };
+    if (!d.allowed) {
+      reply.header('Retry-After', d.resetSeconds);
+      if (!mayReplay(request)) refuse();
+      request.rateSlot = { refused: true, release: () => undefined, refuse };
+      return;
     }
+    const { accountId } = principal;
+    request.rateSlot = {
+      refused: false,
+      release: () => ctx.limiter.giveBack(accountId, kind, d.at),
+      refuse,
+    };
   };
 }
 
@@ -107,9 +159,20 @@ export function routeGuards(
   /** The public endpoints' limit: from the configuration alone, so an app without services has it too. */
   addresses: AddressLimiter,
 ): void {
+  app.decorateRequest('rateSlot', null);
   app.addHook('onRoute', (route: RouteOptions) => {
-    const guard = guardOf(ctx, addresses, contractOf(route.method, route.url, route.config));
+    const contract = contractOf(route.method, route.url, route.config);
+    const guard = guardOf(ctx, addresses, contract);
     if (guard === undefined) return;
+    if (contract.access === 'customer') {
+      // Last of the route's preHandlers: a refusal held back for a replay
+      // that did not happen is a 429 before the handler runs.
+      const pre = route.preHandler;
+      route.preHandler = [
+        ...(pre === undefined ? [] : Array.isArray(pre) ? pre : [pre]),
+        refuseHeldBack,
+      ];
+    }
     const existing = route.onRequest;
     // A new array: Fastify's HEAD route for a GET starts from the options as
     // they were given and gets its own guard when its onRoute runs.

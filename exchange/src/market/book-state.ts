@@ -22,7 +22,7 @@ import type { LiveLease } from './book-leases.js';
 import { freeNodes, sellRefusal, setNodeStatus } from './capacity.js';
 import type { NodeState } from './capacity.js';
 import type { ChangeSet } from './change-set.js';
-import { notActive, refuse } from './refusal.js';
+import { notActive, refuse, refuseOrder } from './refusal.js';
 import { inputOf } from './rows.js';
 import type { OrderRow } from './rows.js';
 import type {
@@ -282,7 +282,7 @@ export class BookState extends BookCore {
     const result = this.book.place(inputOf(row), now);
     if (!result.ok) {
       this.handle(result.events);
-      return refuse(result.code, result.message, result.missingGpus);
+      return refuseOrder(result);
     }
     if (result.referencePrice !== undefined) row.reference_price_cents = result.referencePrice;
     this.orders.set(row.id, row);

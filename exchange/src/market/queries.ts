@@ -55,6 +55,7 @@ export async function listOrders(
   accountId: string,
   f: OrderFilter,
 ): Promise<{ rows: OrderRow[]; total: number }> {
+  // An order's leases by its fills (fills_buy), not by scanning the account's.
   const where = `account_id = $1 AND ($2::gpux_order_status IS NULL OR status = $2) AND ($3::gpux_side IS NULL OR side = $3)`;
   const params = [accountId, f.status === 'all' ? null : f.status, f.side ?? null];
   const rows = await q.query<OrderRow>(
@@ -116,12 +117,14 @@ export async function leaseAccessOf(
 export async function listLeases(
   q: Queryable,
   accountId: string,
-  f: { status: LeaseStatus | 'all'; limit: number; offset: number },
+  f: { status: LeaseStatus | 'all'; orderId?: string | undefined; limit: number; offset: number },
 ): Promise<{ rows: LeaseRow[]; total: number }> {
-  const where = `account_id = $1 AND ($2::gpux_lease_status IS NULL OR status = $2)`;
-  const params = [accountId, f.status === 'all' ? null : f.status];
+  // An order's leases by its fills (fills_buy), not by scanning the account's.
+  const where = `account_id = $1 AND ($2::gpux_lease_status IS NULL OR status = $2)
+    AND ($3::text IS NULL OR id IN (SELECT lease_id FROM fills WHERE buy_order_id = $3))`;
+  const params = [accountId, f.status === 'all' ? null : f.status, f.orderId ?? null];
   const rows = await q.query<LeaseRow>(
-    `SELECT * FROM leases WHERE ${where} ORDER BY created_ms DESC, id DESC LIMIT $3 OFFSET $4`,
+    `SELECT * FROM leases WHERE ${where} ORDER BY created_ms DESC, id DESC LIMIT $4 OFFSET $5`,
     [...params, f.limit, f.offset],
   );
   const [count] = await q.query<{ n: number }>(

@@ -4,6 +4,7 @@ export type {
   BookEvent,
   BookSnapshot,
   CancelResult,
+  CollarBand,
   Cents,
   EngineCancelReason,
   Estimate,

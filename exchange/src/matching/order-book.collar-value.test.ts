@@ -98,6 +98,25 @@ describe('D15: price collar', () => {
     },
   );
 
+  it('D15: a refusal names the band it missed and its reference (the exact mid, doubled)', () => {
+    const book = new OrderBook();
+    givenOrders(book, [
+      [limitBuy('b0', 1, 100), 0],
+      [sell('s0', 1, 101), 0],
+    ]);
+    const r = book.place(sell('x', 1, 151), at(1));
+    expect(r).toMatchObject({
+      ok: false,
+      code: 'price_out_of_collar',
+      collar: { referenceTwiceCents: 201, reference: 'mid_price', lo: 51, hi: 150 },
+    });
+    const traded = new OrderBook();
+    givenTradeAt(traded, 101);
+    expect(traded.place(limitBuy('y', 1, 50), at(1))).toMatchObject({
+      collar: { referenceTwiceCents: 202, reference: 'last_trade', lo: 51, hi: 151 },
+    });
+  });
+
   it('D15: the last trade takes precedence over the mid (sell at 151: inside mid 105 ± 50 %, outside 100 ± 50 %)', () => {
     // given: trade at 100, then bid 70 and ask 140 (mid 105)
     const book = new OrderBook();

@@ -41,6 +41,7 @@ import type {
   BookEvent,
   BookSnapshot,
   CancelResult,
+  CollarBand,
   Cents,
   EngineCancelReason,
   Estimate,
@@ -156,7 +157,14 @@ export class OrderBook implements Book {
       price = input.limitPrice as Cents;
       this.collar();
       if (price < this.bandLo || price > this.bandHi) {
-        return reject('price_out_of_collar', events);
+        const code = 'price_out_of_collar';
+        return {
+          ok: false,
+          code,
+          message: REJECT_MESSAGES[code],
+          events,
+          collar: this.collarBand(),
+        };
       }
       if (isBuy ? buyValueTooLow(input, price) : sellValueTooLow(input, t, price)) {
         return reject('order_value_too_low', events);
@@ -1057,6 +1065,28 @@ export class OrderBook implements Book {
   }
 
   /** D15: sets bandLo/bandHi around the last trade, else the mid, else none. */
+  /** The band of the last collar() call, for a refusal's details (D15). */
+  private collarBand(): CollarBand | undefined {
+    if (this.last !== null) {
+      const twice = this.last.price * 2;
+      return {
+        referenceTwiceCents: twice,
+        reference: 'last_trade',
+        lo: this.bandLo,
+        hi: this.bandHi,
+      };
+    }
+    const bid = this.bids.best();
+    const ask = this.asks.best();
+    if (bid === undefined || ask === undefined) return undefined;
+    return {
+      referenceTwiceCents: bid.price + ask.price,
+      reference: 'mid_price',
+      lo: this.bandLo,
+      hi: this.bandHi,
+    };
+  }
+
   private collar(): void {
     if (this.last !== null) {
       const r = this.last.price;

@@ -113,6 +113,16 @@ export type BookEvent =
       readonly nodes: number;
     };
 
+/** D15: the collar a limit price must fall in, and what it is around. */
+export interface CollarBand {
+  /** The reference price × 2, in cents (a mid price may be a half cent). */
+  readonly referenceTwiceCents: number;
+  readonly reference: 'last_trade' | 'mid_price';
+  /** Inclusive bounds in cents. */
+  readonly lo: Cents;
+  readonly hi: Cents;
+}
+
 export type PlaceResult =
   | {
       readonly ok: true;
@@ -129,6 +139,8 @@ export type PlaceResult =
       readonly message: string;
       /** insufficient_liquidity only (D10). */
       readonly missingGpus?: number | undefined;
+      /** price_out_of_collar only (D15): the band the price missed. */
+      readonly collar?: CollarBand | undefined;
       /** Events of timers that fired before the order was looked at. */
       readonly events: readonly BookEvent[];
     };

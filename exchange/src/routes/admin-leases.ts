@@ -115,7 +115,7 @@ export const adminLeaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext 
           leaseNodesOf(ctx.db, id),
           leaseAccessOf(ctx.db, id),
         ]);
-        return leaseDetailView(row ?? ended, nodes, access);
+        return leaseDetailView(ctx.market.clock.now(), row ?? ended, nodes, access);
       },
     );
   }

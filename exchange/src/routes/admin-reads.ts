@@ -72,7 +72,7 @@ export const adminReadRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }
         leaseNodesOf(ctx.db, lease.id),
         leaseAccessOf(ctx.db, lease.id),
       ]);
-      return leaseDetailView(lease, nodes, access);
+      return leaseDetailView(ctx.market.clock.now(), lease, nodes, access);
     },
   );
 

@@ -2,6 +2,8 @@ import { HOUR_MS } from '@gpux/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { balanceOf, ledgerTotal, PLATFORM_ACCOUNT_ID } from '../ledger/ledger.js';
+import { leaseSetting } from '../market/testing/lease-setting.js';
+import type { LeaseSetting } from '../market/testing/lease-setting.js';
 import { testExchange } from '../market/testing/test-exchange.js';
 import type { Book, Party, TestExchange } from '../market/testing/test-exchange.js';
 
@@ -15,25 +17,8 @@ afterAll(async () => {
   await ex?.close();
 });
 
-/**
- * What each test trades in: a book of its own, where its provider has a
- * cluster of `nodes` nodes, and a buyer and another customer of its own.
- * Time passes for every book at once (ex.tick), so a test asserts only on
- * its own accounts and leases, and on deltas it measures itself.
- */
-interface Setting {
-  readonly book: Book;
-  readonly provider: Party;
-  readonly buyer: Party;
-  readonly other: Party;
-}
-
-async function setting(nodes = 2): Promise<Setting> {
-  const book = ex.book();
-  const provider = await ex.party('provider');
-  await ex.cluster(provider, nodes, book.gpu_type, book.zone);
-  return { book, provider, buyer: await ex.party('buyer'), other: await ex.party('other') };
-}
+type Setting = LeaseSetting;
+const setting = (nodes = 2): Promise<Setting> => leaseSetting(ex, nodes);
 
 async function cents(p: Party | string): Promise<number> {
   return balanceOf(ex.db, typeof p === 'string' ? p : p.accountId);

@@ -36,6 +36,13 @@ const ListLeasesQuery = Type.Object(
   {
     // D21 / D25: omitted means all.
     status: Defaulted(StringEnum([...LEASE_STATUSES, 'all'], { default: 'all' })),
+    order_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'Only the leases made by this buy order’s fills (issue 24).',
+      }),
+    ),
     ...PAGE_QUERY,
   },
   { additionalProperties: false },
@@ -76,13 +83,15 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
       },
     },
     async (request) => {
-      const { status, limit, offset } = request.query;
+      const { status, order_id: orderId, limit, offset } = request.query;
       const { rows, total } = await listLeases(ctx.db, callerOf(request).accountId, {
         status,
+        orderId,
         limit,
         offset,
       });
-      return { leases: rows.map(leaseView), total, limit, offset };
+      const now = ctx.market.clock.now();
+      return { leases: rows.map((l) => leaseView(l, now)), total, limit, offset };
     },
   );
 
@@ -105,7 +114,7 @@ export const leaseRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
         leaseNodesOf(db, lease.id),
         leaseAccessOf(db, lease.id),
       ]);
-      return leaseDetailView(lease, nodes, access);
+      return leaseDetailView(ctx.market.clock.now(), lease, nodes, access);
     },
   );
 

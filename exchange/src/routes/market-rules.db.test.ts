@@ -212,7 +212,19 @@ describe('D rules through POST /v1/orders', () => {
     // The last trade, $3: limits from $1.50 to $4.50.
     const r = await s.buy({ limit_price: 1.49 });
     expect(r.status).toBe(400);
-    expect(r.json).toMatchObject({ error: { code: 'price_out_of_collar' } });
+    // Issue 24: the answer says the reference and the band.
+    expect(r.json).toMatchObject({
+      error: {
+        code: 'price_out_of_collar',
+        message:
+          'limit_price must lie between $1.50 and $4.50 per GPU-hour: within 50% of the reference price $3.00, the last trade',
+        field: 'limit_price',
+        reference_price: 3,
+        reference: 'last_trade',
+        min_price: 1.5,
+        max_price: 4.5,
+      },
+    });
     expect((await s.buy({ limit_price: 1.5 })).status).toBe(200);
   });
 

@@ -84,15 +84,28 @@ describe('/v1/ssh_keys (D32)', () => {
     expect((after.json['ssh_keys'] as unknown[]).length).toBe(1);
   });
 
-  it('refuses the same key twice for one account, and a malformed key', async () => {
+  it('the same key twice for one account is 409 ssh_key_exists with its id; a malformed key is invalid', async () => {
     const token = await newAccount();
     const line = ed25519Line();
-    expect(
-      (await call('POST', '/v1/ssh_keys', token, { name: 'a', public_key: line })).status,
-    ).toBe(201);
+    const first = await call('POST', '/v1/ssh_keys', token, { name: 'a', public_key: line });
+    expect(first.status).toBe(201);
+    // Issue 24: 409 naming the key already registered, so a program can go on with it.
     const again = await call('POST', '/v1/ssh_keys', token, { name: 'b', public_key: line });
-    expect(again.status).toBe(400);
-    expect(again.json).toMatchObject({ error: { code: 'invalid_request' } });
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({
+      error: {
+        code: 'ssh_key_exists',
+        field: 'public_key',
+        ssh_key_id: first.json['ssh_key_id'],
+        fingerprint: first.json['fingerprint'],
+      },
+    });
+    // Another account may register the same key.
+    const other = await call('POST', '/v1/ssh_keys', await newAccount(), {
+      name: 'a',
+      public_key: line,
+    });
+    expect(other.status).toBe(201);
     const bad = await call('POST', '/v1/ssh_keys', token, { name: 'c', public_key: 'hello' });
     expect(bad.json).toMatchObject({ data: null, error: { code: 'invalid_request' } });
   });

@@ -32,7 +32,7 @@ export const sshKeyRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
   app.post(
     '/v1/ssh_keys',
     {
-      config: { access: 'customer', scope: 'leases', rate: 'query' },
+      config: { access: 'customer', scope: 'leases', rate: 'query', errors: ['ssh_key_exists'] },
       schema: {
         summary: 'Register an SSH public key',
         tags: ['account'],

@@ -15,8 +15,29 @@ import type { ResellOutcome, TerminateOutcome } from '../market/book-state.js';
 import type { LeaseAccessRow } from '../market/queries.js';
 import type { LeaseNodeRow, LeaseRow } from '../market/rows.js';
 import { hoursOf, iso } from './format.js';
+import { sshAccessOf } from './ssh-access.js';
 
 const END_REASONS = ['terminated', 'resold', 'expired', 'failed'] as const;
+
+/** Issue 24: a lease's state as a program needs it (docs/api/leases.md, "States"). */
+export const LEASE_STATES = [
+  'scheduled',
+  'provisioning',
+  'active',
+  'sold',
+  'terminated',
+  'expired',
+  'failed',
+] as const;
+export type LeaseState = (typeof LEASE_STATES)[number];
+
+/** The state of a lease at `now` from its row. */
+export function leaseStateOf(l: LeaseRow, now: number): LeaseState {
+  if (l.status === 'provisioning') return l.start_ms > now ? 'scheduled' : 'provisioning';
+  if (l.status === 'active') return l.transfer_ms !== null ? 'sold' : 'active';
+  if (l.end_reason === 'resold') return 'sold';
+  return l.status;
+}
 
 const LEASE_FIELDS = {
   lease_id: Type.String(),
@@ -37,7 +58,36 @@ const LEASE_FIELDS = {
   ended_at: Type.Optional(Timestamp()),
   end_reason: Type.Optional(StringEnum(END_REASONS)),
   refund_amount: Type.Optional(Dollars('Refunded for unused time.')),
+  state: StringEnum(LEASE_STATES, {
+    description:
+      'Where the lease is, more precisely than `status` (docs/api/leases.md, "States"): scheduled (paid, starts at start_time: a future start or a resale’s later transfer), provisioning, active, sold (resold: it ends at transfer_time), terminated, expired, failed.',
+  }),
+  transfer_time: Type.Optional(
+    Timestamp(
+      'Set once the lease is resold: when the buyer takes the nodes over and this lease ends.',
+    ),
+  ),
+  hourly_cost: Dollars('What the whole lease costs per hour: Σ price × GPUs of its fills.'),
 };
+
+const SshAccessSchema = Type.Object(
+  {
+    hostname: Type.String({ description: 'The leased node this endpoint reaches.' }),
+    endpoint: Type.String({ description: '`<user>@<host>:<port>`, as in ssh_endpoints.' }),
+    user: Type.String(),
+    host: Type.String(),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    host_keys: Type.Array(Type.String(), {
+      description:
+        'OpenSSH public key lines (`<type> <base64>`) of the provider’s SSH gateway that serves this endpoint.',
+    }),
+    known_hosts: Type.Array(Type.String(), {
+      description:
+        'One `known_hosts` line per host key: `[host]:port <type> <base64>` (plain `host` on port 22), for `UserKnownHostsFile` with `StrictHostKeyChecking=yes`.',
+    }),
+  },
+  { title: 'SshAccess' },
+);
 
 /** A lease as lists show it (spec: without namespace, nodes and SSH endpoints). */
 export const LeaseSchema = Type.Object(LEASE_FIELDS, { title: 'Lease', description: 'A lease.' });
@@ -74,6 +124,10 @@ export const LeaseDetailSchema = Type.Object(
     ssh_host_keys: Type.Array(Type.String(), {
       description: "The endpoints' host keys (OpenSSH public key lines), to pin them.",
     }),
+    ssh_access: Type.Array(SshAccessSchema, {
+      description:
+        'One entry per SSH endpoint, each with the host keys that may answer on it and ready `known_hosts` lines; empty until the agent reports and once the lease ended.',
+    }),
   },
   { title: 'LeaseDetail', description: 'A lease with where and how to reach it.' },
 );
@@ -85,10 +139,20 @@ export const TerminationSchema = Type.Object(
     status: Type.Literal('terminated'),
     terminated_at: Timestamp(),
     original_end_time: Timestamp(),
-    hours_used: Type.Number(),
-    hours_remaining: Type.Number(),
+    hours_used: Type.Number({ description: 'milliseconds_used in hours, rounded to the second.' }),
+    hours_remaining: Type.Number({
+      description: 'milliseconds_remaining in hours, rounded to the second.',
+    }),
+    milliseconds_used: Type.Integer({ minimum: 0 }),
+    milliseconds_remaining: Type.Integer({
+      minimum: 0,
+      description: 'From the termination (or the lease’s start, if later) to original_end_time.',
+    }),
     rate: Dollars(),
-    refund_amount: Dollars('hours_remaining × rate × gpu_count.'),
+    hourly_cost: Dollars('The whole lease per hour: Σ price × GPUs of its fills.'),
+    refund_amount: Dollars(
+      'milliseconds_remaining × hourly_cost / 3,600,000, rounded half-even to the cent once (docs/api/leases.md).',
+    ),
     refunded_at: Timestamp(),
   },
   { title: 'Termination', description: 'The lease ended now; the unused time is refunded.' },
@@ -138,7 +202,7 @@ export const ResellSchema = Type.Union([ResellPendingSchema, ResellFilledSchema]
 });
 export type ResellJson = Static<typeof ResellSchema>;
 
-export function leaseView(l: LeaseRow): LeaseJson {
+export function leaseView(l: LeaseRow, now: number): LeaseJson {
   const v: LeaseJson = {
     lease_id: l.id,
     customer_id: l.account_id,
@@ -152,7 +216,10 @@ export function leaseView(l: LeaseRow): LeaseJson {
     start_time: iso(l.start_ms),
     end_time: iso(l.end_ms),
     created_at: iso(l.created_ms),
+    state: leaseStateOf(l, now),
+    hourly_cost: formatDollars(l.hourly_cents),
   };
+  if (l.transfer_ms !== null) v.transfer_time = iso(l.transfer_ms);
   if (l.ended_ms !== null) v.ended_at = iso(l.ended_ms);
   if (l.end_reason !== null) v.end_reason = l.end_reason;
   if (l.refund_cents !== null) v.refund_amount = formatDollars(l.refund_cents);
@@ -161,6 +228,7 @@ export function leaseView(l: LeaseRow): LeaseJson {
 
 /** The single-lease read: the list view plus where and how to reach it. */
 export function leaseDetailView(
+  now: number,
   l: LeaseRow,
   nodes: readonly (LeaseNodeRow & { status: 'available' | 'online' | 'offline' })[],
   access: Pick<LeaseAccessRow, 'ssh_endpoints' | 'ssh_host_keys'> | undefined,
@@ -168,19 +236,25 @@ export function leaseDetailView(
   // Reported by the agent once the lease is provisioned (D32); gone with the lease.
   const live = (l.status === 'active' || l.status === 'provisioning') && access !== undefined;
   const endpoint = new Map(access?.ssh_endpoints.map((e) => [e.hostname, e.endpoint]) ?? []);
+  const endpoints = live
+    ? nodes.flatMap((n) => {
+        const e = endpoint.get(n.hostname);
+        return e === undefined ? [] : [{ hostname: n.hostname, endpoint: e }];
+      })
+    : [];
+  const hostKeys = live ? [...access.ssh_host_keys] : [];
   return {
-    ...leaseView(l),
+    ...leaseView(l, now),
     cluster_id: l.cluster_id,
     namespace: leaseNamespace(l.id),
     nodes: nodes.map((n) => n.hostname),
     node_status: nodes.map((n) => ({ hostname: n.hostname, status: n.status })),
-    ssh_endpoints: live
-      ? nodes.flatMap((n) => {
-          const e = endpoint.get(n.hostname);
-          return e === undefined ? [] : [e];
-        })
-      : [],
-    ssh_host_keys: live ? [...access.ssh_host_keys] : [],
+    ssh_endpoints: endpoints.map((e) => e.endpoint),
+    ssh_host_keys: hostKeys,
+    ssh_access: endpoints.flatMap((e) => {
+      const a = sshAccessOf(e.hostname, e.endpoint, hostKeys);
+      return a === undefined ? [] : [a];
+    }),
   };
 }
 
@@ -194,7 +268,10 @@ export function terminationView(t: Extract<TerminateOutcome, { ok: true }>): Ter
     original_end_time: iso(l.end_ms),
     hours_used: hoursOf(refund.usedMs),
     hours_remaining: hoursOf(refund.remainingMs),
+    milliseconds_used: refund.usedMs,
+    milliseconds_remaining: refund.remainingMs,
     rate: formatDollars(rateCentsOf(l)),
+    hourly_cost: formatDollars(l.hourly_cents),
     // D26: hours_remaining × rate × gpu_count, exact, rounded once (D1).
     refund_amount: formatDollars(refund.refundCents),
     refunded_at: iso(t.terminatedAt),
