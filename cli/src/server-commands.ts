@@ -75,7 +75,7 @@ export const SERVER_COMMANDS: readonly (ProgramCommand & {
   {
     name: 'rekey',
     summary:
-      'seal every stored kubeconfig again under the newest key of GPUX_SECRET_KEY (rotating the key)',
+      'seal every stored kubeconfig and webhook secret again under the newest key of GPUX_SECRET_KEY (rotating the key)',
     async run(args) {
       const { runRekey } = await import('@gpux/exchange');
       process.exitCode = await runRekey(args);

@@ -4,6 +4,7 @@
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
+import { AccountStreams } from './account-events/account-streams.js';
 import { Directory } from './accounts/directory.js';
 import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
@@ -35,6 +36,8 @@ import { clusterRoutes } from './routes/clusters.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
+import { accountStreamRoutes } from './routes/account-stream.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { streamRoutes } from './routes/stream.js';
 import { platformRoutes } from './routes/platform.js';
 import { serviceRoutes } from './routes/service.js';
@@ -50,6 +53,11 @@ export interface AppConfig
     Partial<Pick<Config, 'rateLimits' | 'publicRatePerMinute' | 'streamsPerAddress'>> {
   /** main.ts's pino logger; without one Fastify makes its own at `logLevel`. */
   readonly logger?: FastifyBaseLogger;
+  /**
+   * Webhooks may be http to localhost: development, that is the embedded
+   * database (D34; docs/api/webhooks.md). Default false.
+   */
+  readonly webhooksToLocalhost?: boolean;
 }
 
 export type { Services };
@@ -92,6 +100,8 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
             directory: new Directory(services.db),
+            accountStreams: new AccountStreams(services.db),
+            webhooksToLocalhost: config.webhooksToLocalhost ?? false,
           },
           Object.getOwnPropertyDescriptors(services),
         ) as RouteContext);
@@ -106,6 +116,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   if (services !== 'offline') {
     app.addHook('preClose', (done) => {
       ctx.streams.closeAll('unavailable');
+      ctx.accountStreams.closeAll();
       done();
     });
   }
@@ -131,6 +142,8 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });
   void app.register(streamRoutes, { ctx });
+  void app.register(accountStreamRoutes, { ctx });
+  void app.register(webhookRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
 

@@ -72,6 +72,8 @@ export interface Config {
   readonly ownerLeaseMs: number;
   /** How long a published outbox row is kept (docs/operations.md, "What is kept"). */
   readonly outboxRetentionMs: number;
+  /** How long an account's own event is kept (docs/api/account-events.md). */
+  readonly accountEventRetentionMs: number;
 }
 
 type Values = SettingValues<typeof EXCHANGE_SETTINGS>;
@@ -147,6 +149,7 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     agentDbConnections: v.agentDbConnections,
     ownerLeaseMs: v.ownerLeaseSeconds * 1000,
     outboxRetentionMs: v.outboxRetentionHours * 3_600_000,
+    accountEventRetentionMs: v.accountEventRetentionHours * 3_600_000,
   };
 }
 

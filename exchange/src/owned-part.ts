@@ -17,6 +17,8 @@ import { migrate } from './db/migrate.js';
 import { BusPublisher } from './events/bus-publisher.js';
 import { JetStreamPublisher } from './events/jetstream-publisher.js';
 import { OutboxRelay } from './events/outbox-relay.js';
+import type { SecretBox } from './leases/secret-box.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import type { CommitGroup } from './market/commit-group.js';
 import type { EventPublisher } from './events/publisher.js';
 import type { Logger } from './logger.js';
@@ -57,6 +59,8 @@ export interface OwnedDeps {
   readonly onCommit?: NonNullable<CommitGroup['onCommit']>;
   /** The bus events go to when NATS_URL is unset. */
   readonly bus: InProcessBus | undefined;
+  /** Opens the webhooks' signing secrets (webhooks/dispatcher.ts). */
+  readonly secrets: SecretBox;
 }
 
 /** Starts the owned part under `epochs`; on a failure stops what started and rethrows. */
@@ -114,6 +118,13 @@ export async function startOwnedPart(
     if (publisher instanceof JetStreamPublisher) publisher.onReconnected(() => relay.wake());
     relay.start();
     ownedStops.push(() => relay.close());
+    // Issue 22: the accounts' webhooks, from account_events (docs/api/webhooks.md).
+    const webhooks = new WebhookDispatcher(db, d.secrets, {
+      development: config.databaseUrl === undefined,
+      logger,
+    });
+    webhooks.start();
+    ownedStops.push(() => webhooks.stop());
 
     const part: Owned = {
       applied,
@@ -128,6 +139,7 @@ export async function startOwnedPart(
     // Forgotten at once and then every hour (retention.ts).
     const stopRetention = startRetention(db, logger, {
       outboxRetentionMs: config.outboxRetentionMs,
+      accountEventRetentionMs: config.accountEventRetentionMs,
     });
     ownedStops.push(() => Promise.resolve(stopRetention()));
 

@@ -6,18 +6,24 @@
 import { pino } from 'pino';
 
 import { ConfigError, loadConfig } from './config.js';
-import { rekey } from './leases/rekey.js';
+import { rekey, rekeyWebhooks } from './leases/rekey.js';
 import { SecretBox } from './leases/secret-box.js';
 import { openDatabase } from './server.js';
 
 export const REKEY_HELP = `usage: gpux rekey [--<exchange flag> <value> …]
 
-Seals every stored kubeconfig again under the newest key of GPUX_SECRET_KEY
+Seals every stored kubeconfig and webhook secret again under the newest key of GPUX_SECRET_KEY
 (the first of a comma-separated list, newest first), so that the older keys
 can then be dropped from it (docs/operations.md, "Rotating the secret key").
 Reads the exchange's settings (DATABASE_URL, GPUX_SECRET_KEY); safe while
 exchanges run on the same database.
 `;
+
+/** ` (a, b, …)`: the first ten of `ids`, or nothing. */
+function listed(ids: readonly string[]): string {
+  if (ids.length === 0) return '';
+  return ` (${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''})`;
+}
 
 export async function runRekey(
   args: readonly string[] = process.argv.slice(3),
@@ -43,11 +49,14 @@ export async function runRekey(
   const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
   const db = await openDatabase(config, logger);
   try {
-    const r = await rekey(db, new SecretBox(config.secretKey));
+    const box = new SecretBox(config.secretKey);
+    const r = await rekey(db, box);
+    const w = await rekeyWebhooks(db, box);
     process.stdout.write(
-      `gpux rekey: ${r.resealed} kubeconfigs sealed again under the newest key, ${r.current} already were, ${r.unreadable.length} open under none of the keys${r.unreadable.length > 0 ? ` (${r.unreadable.slice(0, 10).join(', ')}${r.unreadable.length > 10 ? ', …' : ''})` : ''}\n`,
+      `gpux rekey: ${r.resealed} kubeconfigs sealed again under the newest key, ${r.current} already were, ${r.unreadable.length} open under none of the keys${listed(r.unreadable)}; ` +
+        `webhook secrets: ${w.resealed} sealed again, ${w.current} already were, ${w.unreadable.length} open under none${listed(w.unreadable)}\n`,
     );
-    return r.unreadable.length > 0 ? 1 : 0;
+    return r.unreadable.length + w.unreadable.length > 0 ? 1 : 0;
   } finally {
     await db.close();
   }

@@ -319,7 +319,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     stops.push(() => grpc.close());
 
     const app = buildApp(
-      { ...config, logger },
+      { ...config, logger, webhooksToLocalhost: config.databaseUrl === undefined },
       {
         db,
         adminToken,
@@ -356,6 +356,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           onLeases: (clusters) => grpc.invalidate(clusters),
           onCommit: metrics.onCommit,
           bus,
+          secrets,
         },
         epochs,
       );

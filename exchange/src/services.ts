@@ -1,3 +1,4 @@
+import type { AccountStreams } from './account-events/account-streams.js';
 import type { Directory } from './accounts/directory.js';
 import type { RateLimiter } from './auth/rate-limit.js';
 import type { Database } from './db/database.js';
@@ -42,6 +43,10 @@ export interface RouteContext extends Services {
   readonly limiter: RateLimiter;
   /** The live feed streams open, per address (feed/streams.ts). */
   readonly streams: StreamRegistry;
+  /** The account event streams open (account-events/account-streams.ts). */
+  readonly accountStreams: AccountStreams;
+  /** Webhooks may be http to localhost (development: the embedded database, webhooks/url.ts). */
+  readonly webhooksToLocalhost: boolean;
   /** Tokens' principals and providers' clusters, cached (accounts/directory.ts). */
   readonly directory: Directory;
 }

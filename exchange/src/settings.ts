@@ -312,6 +312,13 @@ export const EXCHANGE_SETTINGS = [
     description:
       'published events are kept this long in the outbox, then deleted (1 to 8760); unpublished ones are never deleted ([docs/operations.md](docs/operations.md))',
   }),
+  setting('accountEventRetentionHours', {
+    name: 'GPUX_ACCOUNT_EVENT_RETENTION_HOURS',
+    parse: integer(24, 8760),
+    default: 720,
+    description:
+      "an account's own events are kept this long for GET /v1/account/stream's Last-Event-ID, then deleted (24 to 8760; [docs/api/account-events.md](docs/api/account-events.md))",
+  }),
   setting('ownerLeaseSeconds', {
     name: 'GPUX_OWNER_LEASE_SECONDS',
     parse: integer(1, 60),

@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   transaction: 'txn_',
   trade: 'trd_',
   audit: 'aud_',
+  webhook: 'whk_',
+  webhookDelivery: 'whd_',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -792,6 +792,118 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/account/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account’s own events (server-sent events)
+     * @description Orders filled, partly filled and cancelled; leases provisioning, active, failed, terminated, expired, sold and their kubeconfigs refreshed; ledger transactions posted: each with the account’s next event number as its `id:`. Resume with Last-Event-ID; without it the stream starts after the last event. At most 5 streams of one account at once (one more is rate_limited). docs/api/account-events.md has the events and their data.
+     *
+     *     Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getAccountStream'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account’s webhook endpoints
+     * @description Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getWebhooks'];
+    put?: never;
+    /**
+     * Register a webhook endpoint
+     * @description The account's events of the kinds named are POSTed to the URL from now on, signed with the secret in the answer (shown once). At most 10 per account. docs/api/webhooks.md.
+     *
+     *     Needs a token with the `trade` scope. Counted as an order creation against the account’s rate limit.
+     */
+    post: operations['postWebhooks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Nothing more is sent to it; its pending deliveries are failed.
+     *
+     *     Needs a token with the `trade` scope. Counted as a cancellation against the account’s rate limit.
+     */
+    delete: operations['deleteWebhooksById'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A webhook’s deliveries and their attempts
+     * @description Needs a token with the `read` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getWebhooksByIdDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a webhook.test event to the endpoint
+     * @description Queued after the endpoint’s pending deliveries; its attempts are in GET /v1/webhooks/{id}/deliveries.
+     *
+     *     Needs a token with the `trade` scope. Counted as an order creation against the account’s rate limit.
+     */
+    post: operations['postWebhooksByIdTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/leases': {
     parameters: {
       query?: never;
@@ -1369,6 +1481,25 @@ export interface components {
       /** @description Sells only: the seller’s cluster offering the nodes; needed when it has several of that GPU type and zone. */
       cluster_id?: string;
     };
+    /** CreateWebhook */
+    CreateWebhook: {
+      /** @description https (http to localhost in development); its host may not resolve to a private, loopback or link-local address. */
+      url: string;
+      /** @description The kinds of the account’s events to deliver. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+    };
     /**
      * CreatedAccount
      * @description The new account and its first API token.
@@ -1382,6 +1513,30 @@ export interface components {
       token_id: string;
       /** @description Shown this once; only its hash is kept. */
       token: string;
+    };
+    /** CreatedWebhook */
+    CreatedWebhook: {
+      /** @description whk_… */
+      id: string;
+      url: string;
+      /** @description The kinds of the account’s events delivered. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+      /** Format: date-time */
+      created_at: string;
+      /** @description whsec_…: the key of the deliveries’ signatures. Shown this once: keep it (docs/api/webhooks.md). */
+      secret: string;
     };
     /** CreditLimitChange */
     CreditLimitChange: {
@@ -1657,6 +1812,38 @@ export interface components {
       /** @description One entry per SSH endpoint, each with the host keys that may answer on it and ready `known_hosts` lines; empty until the agent reports and once the lease ended. */
       ssh_access: components['schemas']['SshAccess'][];
     };
+    /** LeaseEventData */
+    LeaseEventData: {
+      lease_id: string;
+      /** @description The buy order that made the lease. */
+      order_id: string;
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+      gpu_count: number;
+      /**
+       * @description The lease’s status after the change.
+       * @enum {string}
+       */
+      status: 'provisioning' | 'active' | 'terminated' | 'expired' | 'failed';
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** Format: date-time */
+      ended_at?: string;
+      /** @enum {string} */
+      end_reason?: 'terminated' | 'resold' | 'expired' | 'failed';
+      /** @description What was refunded to the holder. */
+      refund?: number;
+      /**
+       * Format: date-time
+       * @description lease.sold: when the holder’s access ends and the buyer’s lease starts.
+       */
+      transfer_time?: string;
+    };
     /** LeaseList */
     LeaseList: {
       /** @description Newest first. */
@@ -1812,6 +1999,61 @@ export interface components {
       volume_24h: number;
       /** @description The live feed’s number of the last update this book includes (GET /v1/stream): events numbered above it are newer. It may already include a few of them, which applied again change nothing (docs/api/market-data.md). */
       sequence: number;
+    };
+    /** OrderCancelEventData */
+    OrderCancelEventData: {
+      order_id: string;
+      /** @enum {string} */
+      side: 'buy' | 'sell';
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description The GPUs the order asked for. */
+      gpu_count: number;
+      /** @description The GPUs filled so far (this fill included). */
+      filled_gpus: number;
+      cancelled_gpus: number;
+      /** @enum {string} */
+      reason:
+        | 'user'
+        | 'expired'
+        | 'lease_terminated'
+        | 'nodes_offline'
+        | 'insufficient_liquidity'
+        | 'self_trade_prevented'
+        | 'order_value_too_low'
+        | 'account_suspended'
+        | 'cluster_cordoned';
+      /** Format: date-time */
+      cancelled_at: string;
+    };
+    /** OrderFillEventData */
+    OrderFillEventData: {
+      order_id: string;
+      /** @enum {string} */
+      side: 'buy' | 'sell';
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description The GPUs the order asked for. */
+      gpu_count: number;
+      /** @description The GPUs filled so far (this fill included). */
+      filled_gpus: number;
+      fill: {
+        /** @description trd_…: the trade. */
+        id: string;
+        /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+        gpus: number;
+        /** @description Dollars per GPU-hour. */
+        price: number;
+        hours: number;
+        /** @description The lease the fill made (the buyer’s). */
+        lease_id: string;
+        /** Format: date-time */
+        matched_at: string;
+      };
     };
     /** OrderList */
     OrderList: {
@@ -2036,6 +2278,38 @@ export interface components {
       limit: number;
       offset: number;
     };
+    /** TransactionEventData */
+    TransactionEventData: {
+      transaction_id: string;
+      /**
+       * @description The ledger transaction’s kind (docs/api/accounts.md).
+       * @enum {string}
+       */
+      kind:
+        | 'lease_charge'
+        | 'lease_refund'
+        | 'lease_failed'
+        | 'resale_refund'
+        | 'adjustment'
+        | 'payout';
+      /** @description What the transaction moved for this account: positive, it was credited. */
+      amount: number;
+      /** @description The kinds of this account’s entries. */
+      entries: (
+        | 'buyer_charge'
+        | 'buyer_fee'
+        | 'seller_proceeds'
+        | 'seller_fee'
+        | 'platform_fee'
+        | 'refund'
+        | 'refund_reversal'
+        | 'fee_refund'
+        | 'adjustment'
+        | 'payout'
+      )[];
+      order_id: string | null;
+      lease_id: string | null;
+    };
     /** Transactions */
     Transactions: {
       /** @description Ledger rows, newest first. */
@@ -2078,6 +2352,90 @@ export interface components {
       total: number;
       limit: number;
       offset: number;
+    };
+    /** Webhook */
+    Webhook: {
+      /** @description whk_… */
+      id: string;
+      url: string;
+      /** @description The kinds of the account’s events delivered. */
+      events: (
+        | 'order.filled'
+        | 'order.partially_filled'
+        | 'order.cancelled'
+        | 'lease.provisioning'
+        | 'lease.active'
+        | 'lease.failed'
+        | 'lease.terminated'
+        | 'lease.expired'
+        | 'lease.sold'
+        | 'lease.kubeconfig_refreshed'
+        | 'transaction.posted'
+      )[];
+      /** Format: date-time */
+      created_at: string;
+    };
+    /** WebhookAttempt */
+    WebhookAttempt: {
+      attempt: number;
+      /** Format: date-time */
+      at: string;
+      /** @description The receiver’s HTTP status; null when none came. */
+      status_code: number | null;
+      /** @description Why it was not delivered (not a 2xx, or no answer). */
+      error: string | null;
+      duration_ms: number;
+    };
+    /** WebhookDeleted */
+    WebhookDeleted: {
+      webhook_id: string;
+      /** @enum {boolean} */
+      deleted: true;
+    };
+    /** WebhookDelivery */
+    WebhookDelivery: {
+      /** @description whd_…: also the Gpux-Delivery-Id header. */
+      id: string;
+      /** @description evt_…: the Gpux-Event-Id header. */
+      event_id: string;
+      /** @description The event’s kind, or webhook.test. */
+      type: string;
+      /** @description The account’s event number; null for a test. */
+      seq: number | null;
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed';
+      /**
+       * Format: date-time
+       * @description Pending: when it is tried next.
+       */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Delivered or failed: when.
+       */
+      finished_at: string | null;
+      attempts: components['schemas']['WebhookAttempt'][];
+    };
+    /** WebhookDeliveryList */
+    WebhookDeliveryList: {
+      /** @description Newest first. */
+      deliveries: components['schemas']['WebhookDelivery'][];
+      /** @description How many match the filter. */
+      total: number;
+      limit: number;
+      offset: number;
+    };
+    /** WebhookList */
+    WebhookList: {
+      /** @description Newest first. */
+      webhooks: components['schemas']['Webhook'][];
+    };
+    /** WebhookTestQueued */
+    WebhookTestQueued: {
+      /** @description The test delivery, queued. */
+      delivery_id: string;
     };
   };
   responses: never;
@@ -7131,6 +7489,1081 @@ export interface operations {
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAccountStream: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `id` of the last event received: the stream sends the account’s events after it. Without it, the stream starts after the account’s last event. */
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': (
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'ready';
+                data: {
+                  /** @description The account’s event number the stream goes on from (Last-Event-ID, or the last). */
+                  seq: number;
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.filled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.filled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderFillEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.partially_filled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.partially_filled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderFillEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'order.cancelled';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'order.cancelled';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['OrderCancelEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.provisioning';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.provisioning';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.active';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.active';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.failed';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.failed';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.terminated';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.terminated';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.expired';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.expired';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.sold';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.sold';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'lease.kubeconfig_refreshed';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'lease.kubeconfig_refreshed';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['LeaseEventData'];
+                };
+              }
+            | {
+                /** @description The sequence number. */
+                id: string;
+                /** @enum {string} */
+                event: 'transaction.posted';
+                data: {
+                  /** @description evt_…: the event’s stable id (deduplicate by it). */
+                  id: string;
+                  /** @description The account’s event number. */
+                  seq: number;
+                  /** @enum {string} */
+                  type: 'transaction.posted';
+                  /** Format: date-time */
+                  created_at: string;
+                  data: components['schemas']['TransactionEventData'];
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'gap';
+                data: {
+                  /** @description The first event number no longer kept. */
+                  from: number;
+                  /** @description The last one. */
+                  to: number;
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'heartbeat';
+                data: {
+                  /** @description The last event number sent. */
+                  seq: number;
+                };
+              }
+            | {
+                /** @enum {string} */
+                event: 'closed';
+                data: {
+                  /** @enum {string} */
+                  reason: 'unavailable';
+                };
+              }
+          )[];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getWebhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookList'];
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postWebhooks: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhook'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedWebhook'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteWebhooksById: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeleted'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getWebhooksByIdDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryList'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postWebhooksByIdTest: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      202: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestQueued'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {

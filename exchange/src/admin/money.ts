@@ -56,7 +56,7 @@ async function post(
   const amountCents = kind === 'adjustment' ? cents : -cents;
   const after = before + amountCents;
   const changes = new ChangeSet();
-  changes.post({ id: transactionId, kind, postings });
+  changes.post({ id: transactionId, kind, postings }, Date.now());
   changes.audits.push(
     auditRow({
       operator,

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { testExchange } from '../market/testing/test-exchange.js';
 import type { TestExchange } from '../market/testing/test-exchange.js';
-import { rekey } from './rekey.js';
+import { createEndpoint, openSecret } from '../webhooks/endpoints.js';
+import { rekey, rekeyWebhooks } from './rekey.js';
 import { SecretBox } from './secret-box.js';
 import { SecretKeyError, checkSecretKeys } from './secret-check.js';
 
@@ -85,5 +86,26 @@ describe('rotating GPUX_SECRET_KEY', () => {
     const r = await rekey(ex.db, new SecretBox([NEW, OLD]));
     expect(r.unreadable).toEqual(['lea_rot_4']);
     await ex.db.query("DELETE FROM lease_access WHERE lease_id LIKE 'lea_rot_%'");
+  });
+
+  it('reseals webhook signing secrets too (issue 22), which then open under the new key alone', async () => {
+    const owner = await ex.party('rekey-webhooks');
+    const { row, secret } = await createEndpoint(
+      ex.db,
+      new SecretBox(OLD),
+      owner.accountId,
+      'https://hooks.example.com/gpux',
+      ['order.filled'],
+      Date.now(),
+    );
+    const both = new SecretBox([NEW, OLD]);
+    await expect(rekeyWebhooks(ex.db, both)).resolves.toMatchObject({ unreadable: [] });
+    const [stored] = await ex.db.query<{ id: string; secret_sealed: string }>(
+      'SELECT id, secret_sealed FROM webhook_endpoints WHERE id = $1',
+      [row.id],
+    );
+    if (stored === undefined) throw new Error('the endpoint is gone');
+    expect(openSecret(new SecretBox(NEW), stored)).toBe(secret);
+    await expect(rekeyWebhooks(ex.db, both)).resolves.toMatchObject({ resealed: 0 });
   });
 });

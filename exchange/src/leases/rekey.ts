@@ -2,7 +2,8 @@
 // GPUX_SECRET_KEY is opened and sealed again under the newest, so that the
 // older key can then be dropped (docs/operations.md, "Rotating the secret
 // key"). Safe beside running exchanges: each row is replaced only if it is
-// still the ciphertext that was read (an agent's new report wins).
+// still the ciphertext that was read (an agent's new report wins). Webhook
+// signing secrets (issue 22) likewise.
 
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from './secret-box.js';
@@ -18,24 +19,60 @@ export interface Rekeyed {
   readonly unreadable: readonly string[];
 }
 
-export async function rekey(db: Queryable, box: SecretBox): Promise<Rekeyed> {
+/** A column of sealed secrets, each sealed for its row's key (the box's additional data). */
+interface SealedColumn {
+  readonly table: string;
+  readonly key: string;
+  readonly column: string;
+  /** Stored form ↔ bytes (bytea as is; text as base64). */
+  readonly bytes: (stored: unknown) => Uint8Array;
+  readonly stored: (sealed: Buffer) => unknown;
+}
+
+const KUBECONFIGS: SealedColumn = {
+  table: 'lease_access',
+  key: 'lease_id',
+  column: 'kubeconfig_sealed',
+  bytes: (s) => s as Uint8Array,
+  stored: (b) => b,
+};
+
+/** Webhook endpoints' signing secrets (webhooks/endpoints.ts), base64 text. */
+const WEBHOOK_SECRETS: SealedColumn = {
+  table: 'webhook_endpoints',
+  key: 'id',
+  column: 'secret_sealed',
+  bytes: (s) => Buffer.from(s as string, 'base64'),
+  stored: (b) => b.toString('base64'),
+};
+
+export function rekey(db: Queryable, box: SecretBox): Promise<Rekeyed> {
+  return reseal(db, box, KUBECONFIGS);
+}
+
+/** Issue 22: every webhook secret sealed again under the newest key, as rekey does kubeconfigs. */
+export function rekeyWebhooks(db: Queryable, box: SecretBox): Promise<Rekeyed> {
+  return reseal(db, box, WEBHOOK_SECRETS);
+}
+
+async function reseal(db: Queryable, box: SecretBox, c: SealedColumn): Promise<Rekeyed> {
   let resealed = 0;
   let current = 0;
   const unreadable: string[] = [];
   let after = '';
   for (;;) {
-    const rows = await db.query<{ lease_id: string; kubeconfig_sealed: Uint8Array }>(
-      `SELECT lease_id, kubeconfig_sealed FROM lease_access
-        WHERE kubeconfig_sealed IS NOT NULL AND lease_id > $1
-        ORDER BY lease_id LIMIT ${BATCH}`,
+    const rows = await db.query<{ id: string; sealed: unknown }>(
+      `SELECT ${c.key} AS id, ${c.column} AS sealed FROM ${c.table}
+        WHERE ${c.column} IS NOT NULL AND ${c.key} > $1
+        ORDER BY ${c.key} LIMIT ${BATCH}`,
       [after],
     );
     for (const r of rows) {
       let opened: { plaintext: string; newest: boolean };
       try {
-        opened = box.opened(r.kubeconfig_sealed, r.lease_id);
+        opened = box.opened(c.bytes(r.sealed), r.id);
       } catch {
-        unreadable.push(r.lease_id);
+        unreadable.push(r.id);
         continue;
       }
       if (opened.newest) {
@@ -43,9 +80,9 @@ export async function rekey(db: Queryable, box: SecretBox): Promise<Rekeyed> {
         continue;
       }
       const replaced = await db.query(
-        `UPDATE lease_access SET kubeconfig_sealed = $3
-          WHERE lease_id = $1 AND kubeconfig_sealed = $2 RETURNING 1`,
-        [r.lease_id, r.kubeconfig_sealed, box.seal(opened.plaintext, r.lease_id)],
+        `UPDATE ${c.table} SET ${c.column} = $3
+          WHERE ${c.key} = $1 AND ${c.column} = $2 RETURNING 1`,
+        [r.id, r.sealed, c.stored(box.seal(opened.plaintext, r.id))],
       );
       // Not replaced: a new report came meanwhile, sealed by a running exchange.
       if (replaced.length > 0) resealed++;
@@ -53,7 +90,7 @@ export async function rekey(db: Queryable, box: SecretBox): Promise<Rekeyed> {
     }
     const last = rows[rows.length - 1];
     if (last === undefined || rows.length < BATCH) break;
-    after = last.lease_id;
+    after = last.id;
   }
   return { resealed, current, unreadable };
 }

@@ -9,6 +9,7 @@
 import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
 import type { CancelReason, GpuType, Zone } from '@gpux/shared';
 
+import { cancelEvent } from '../account-events/events.js';
 import { holdAfter } from '../orders/credit.js';
 import { leaseGroups } from '../matching/index.js';
 import type { BookEvent, Fill, OrderBook } from '../matching/index.js';
@@ -180,6 +181,7 @@ export abstract class BookCore implements LeaseHost {
     row.cancelled_gpus += nodes * GPUS_PER_NODE;
     row.cancel_reason = this.reasonOverride.get(orderId) ?? reason;
     row.cancelled_ms = at;
+    this.changes.event(cancelEvent(row, row.cancel_reason, at));
     this.tally.cancelled++;
     this.touched.add(orderId);
     if (row.side !== 'sell') return;

@@ -21,6 +21,7 @@ import type { Refund } from '../leases/lease-money.js';
 import type { LeaseGroup } from '../matching/index.js';
 import { takeFreeNodes } from './capacity.js';
 import type { ClusterState } from './capacity.js';
+import { fillEvent, leaseEvent } from '../account-events/events.js';
 import type { ChangeSet } from './change-set.js';
 import { provisionEvent, revokeEvent } from './lease-events.js';
 import type { OperatorLeaseOutcome } from './outcomes.js';
@@ -127,7 +128,7 @@ export class BookLeases {
       host.touch(sell.id);
       buy.filled_gpus += f.nodes * GPUS_PER_NODE;
       buy.filled_ms = at;
-      host.filled({
+      const fill: FillRow = {
         id: newId('trd_'),
         gpu_type: this.gpuType,
         zone: this.zone,
@@ -139,9 +140,12 @@ export class BookLeases {
         hours: buy.duration_hours,
         at_ms: at,
         book_seq: ++this.fillSeq,
-      });
+      };
+      host.filled(fill);
+      cs.event(fillEvent(buy, fill), fillEvent(sell, fill));
     }
-    this.post(cs, 'lease_charge', row, fillPostings(buy.account_id, sellerAccountId, compute));
+    cs.event(leaseEvent(row, 'lease.provisioning', at));
+    this.post(cs, 'lease_charge', row, fillPostings(buy.account_id, sellerAccountId, compute), at);
     if (start <= at) this.open(cs, live);
   }
 
@@ -210,6 +214,7 @@ export class BookLeases {
       'lease_refund',
       l,
       refundPostings(l.account_id, l.seller_account_id, refund.refundCents),
+      now,
     );
     this.end(host, live, 'terminated', now, refund.refundCents, 'lease_terminated');
     return refund;
@@ -225,6 +230,7 @@ export class BookLeases {
     live.row.status = 'active';
     live.row.ready_ms = now;
     changes.lease(live.row);
+    changes.event(leaseEvent(live.row, 'lease.active', now));
     return true;
   }
 
@@ -306,14 +312,21 @@ export class BookLeases {
       'lease_failed',
       l,
       failurePostings(l.account_id, l.seller_account_id, l.compute_cents, l.fee_cents),
+      at,
     );
     this.end(host, live, 'failed', at, l.compute_cents + l.fee_cents, 'lease_terminated');
   }
 
   /** Record a ledger transaction of the lease (nothing when there are no postings). */
-  private post(cs: ChangeSet, kind: TransactionKind, l: LeaseRow, postings: Posting[]): void {
+  private post(
+    cs: ChangeSet,
+    kind: TransactionKind,
+    l: LeaseRow,
+    postings: Posting[],
+    at: number,
+  ): void {
     if (postings.length === 0) return;
-    cs.post({ id: newId('txn_'), kind, orderId: l.buy_order_id, leaseId: l.id, postings });
+    cs.post({ id: newId('txn_'), kind, orderId: l.buy_order_id, leaseId: l.id, postings }, at);
   }
 
   /**
@@ -333,12 +346,19 @@ export class BookLeases {
   ): void {
     const l = live.row;
     const refund = originalRefundCents(l, transferAt, soldMs);
-    this.post(cs, 'resale_refund', l, refundPostings(l.account_id, l.seller_account_id, refund));
+    this.post(
+      cs,
+      'resale_refund',
+      l,
+      refundPostings(l.account_id, l.seller_account_id, refund),
+      at,
+    );
     l.refund_cents = refund;
     live.resaleOrderId = null;
     l.transfer_ms = transferAt;
     cs.lease(l);
     if (transferAt <= at || immediately) this.transfer(cs, live, at);
+    cs.event(leaseEvent(l, 'lease.sold', at));
   }
 
   /** D27: the sold lease's access ends (at its transfer, or `at`); it leaves the live leases. */
@@ -386,6 +406,7 @@ export class BookLeases {
     }
     this.live.delete(l.id);
     host.changes.lease(l);
+    host.changes.event(leaseEvent(l, `lease.${reason}`, at));
     // D26: a pending resale of the lease goes with it.
     if (live.resaleOrderId !== null)
       host.withdrawResale(live.resaleOrderId, resaleCancelReason, at);

@@ -6,6 +6,8 @@
 // One round trip whatever the batch size; only the tables with rows are in
 // the statement, and each of its few texts stays prepared on each connection.
 
+import { HEADS_SQL, eventsSql, numbered, transactionEvents } from '../account-events/events.js';
+import type { AccountEventInput } from '../account-events/events.js';
 import type { Queryable } from '../db/database.js';
 import { assertBalanced } from '../ledger/ledger.js';
 import type { LedgerTransaction } from '../ledger/ledger.js';
@@ -29,6 +31,9 @@ const set = (cols: readonly string[]): string => cols.map((c) => `${c} = EXCLUDE
 
 /** Every batch statement starts with this comment (it shows in pg_stat_activity). */
 export const WRITE_BATCH_MARK = '/* gpux:write-batch */';
+
+/** The index in PARTS of the account event counters' CTE (named w16 in the statement). */
+const HEADS_PART = 16;
 
 /** One CTE per table, `$` standing for its parameter's number. */
 const PARTS: readonly string[] = [
@@ -91,7 +96,13 @@ const PARTS: readonly string[] = [
     SELECT gpu_type, zone, sequence
       FROM json_to_recordset($::json) AS x(gpu_type text, zone text, sequence bigint)
     ON CONFLICT (gpu_type, zone) DO UPDATE SET sequence = EXCLUDED.sequence`,
+  // Issue 22: each account's events, numbered from its counter (account-events/events.ts);
+  // the second reads the first's RETURNING, and both are in the statement or neither.
+  HEADS_SQL,
+  eventsSql(`w${HEADS_PART}`),
 ];
+
+if (PARTS[HEADS_PART] !== HEADS_SQL) throw new Error('HEADS_PART is not the counters’ CTE');
 
 const statements = new Map<number, string>();
 
@@ -157,6 +168,8 @@ export class ChangeSet {
   readonly cordons: { id: string; cordoned_at: string | null }[] = [];
   /** The feed's last number of each book whose levels or trades this batch changed (feed/). */
   readonly sequences: { gpu_type: string; zone: string; sequence: number }[] = [];
+  /** The accounts' own events this batch reports (account-events/events.ts), in order. */
+  readonly events: AccountEventInput[] = [];
 
   get empty(): boolean {
     return (
@@ -172,7 +185,8 @@ export class ChangeSet {
       this.audits.length === 0 &&
       this.halts.length === 0 &&
       this.cordons.length === 0 &&
-      this.sequences.length === 0
+      this.sequences.length === 0 &&
+      this.events.length === 0
     );
   }
 
@@ -195,6 +209,7 @@ export class ChangeSet {
       all.halts.push(...s.halts);
       all.cordons.push(...s.cordons);
       all.sequences.push(...s.sequences);
+      all.events.push(...s.events);
     }
     return all;
   }
@@ -212,9 +227,16 @@ export class ChangeSet {
     this.holds.set(orderId, cents);
   }
 
-  post(t: LedgerTransaction): void {
+  /** A ledger transaction, posted at `at`: each account in it gets a transaction.posted event. */
+  post(t: LedgerTransaction, at: number): void {
     assertBalanced(t.postings);
     this.ledger.push(t);
+    this.events.push(...transactionEvents(t, at));
+  }
+
+  /** Events of the accounts, in the order they happened. */
+  event(...events: AccountEventInput[]): void {
+    this.events.push(...events);
   }
 
   /**
@@ -233,6 +255,7 @@ export class ChangeSet {
         amount_cents: p.amountCents,
       })),
     );
+    const { heads, rows } = numbered(this.events);
     const parts: readonly (readonly unknown[])[] = [
       [...this.orders.values()],
       [...this.leases.values()],
@@ -255,6 +278,8 @@ export class ChangeSet {
       this.halts,
       this.cordons,
       this.sequences,
+      heads,
+      rows,
     ];
     let mask = 0;
     const params: string[] = [];

@@ -241,6 +241,23 @@ describe('the agents gRPC service (D29)', () => {
     expect(h.ctx.secrets.open(access?.kubeconfig_sealed ?? Buffer.alloc(0), leaseId)).toBe(
       'apiVersion: v1\nkind: Config\n',
     );
+    // Reported again (a refreshed token, D28): the buyer's lease.kubeconfig_refreshed (issue 22).
+    const again = await call(h.client.reportProvisioned, p.token, {
+      clusterId: p.clusterId,
+      leaseId,
+      sshEndpoints: [{ hostname: node?.hostname ?? '', endpoint: `${user}-1@127.0.0.1:2222` }],
+      sshHostKeys: [key],
+      kubeconfig: 'apiVersion: v1\nkind: Config\n# refreshed\n',
+    });
+    expect(again.leaseStatus).toBe('active');
+    const events = await ex.db.query<{ kind: string }>(
+      'SELECT kind FROM account_events WHERE account_id = $1 ORDER BY seq',
+      [buyer.accountId],
+    );
+    expect(events.map((e) => e.kind).slice(-2)).toEqual([
+      'lease.active',
+      'lease.kubeconfig_refreshed',
+    ]);
     // The buyer terminates; the revoked report clears the kubeconfig.
     expect((await ex.call('DELETE', `/v1/leases/${leaseId}`, buyer.token)).status).toBe(200);
     expect(

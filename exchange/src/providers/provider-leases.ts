@@ -6,7 +6,9 @@ import { GPUS_PER_NODE, leaseNamespace, leaseUser, sshUserOf } from '@gpux/share
 import type { LeaseStatus } from '@gpux/shared';
 
 import type { Principal } from '../accounts/accounts.js';
+import { appendAccountEvents, leaseEvent } from '../account-events/events.js';
 import { byHostname } from '../market/lease-events.js';
+import type { Queryable } from '../db/database.js';
 import type { LeaseRow } from '../market/rows.js';
 import { checkCount } from './agent-input.js';
 import { checkId, invalid, notFound, ownCluster } from './provider-context.js';
@@ -131,20 +133,28 @@ export async function reportProvisioned(
   });
   if (lease.status !== 'provisioning' && lease.status !== 'active') return lease.status;
   const now = ctx.market.clock.now();
-  await ctx.db.query(
-    `INSERT INTO lease_access (lease_id, ssh_endpoints, ssh_host_keys, kubeconfig_sealed, reported_ms)
+  const keep = (q: Queryable): Promise<unknown> =>
+    q.query(
+      `INSERT INTO lease_access (lease_id, ssh_endpoints, ssh_host_keys, kubeconfig_sealed, reported_ms)
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (lease_id) DO UPDATE SET ssh_endpoints = EXCLUDED.ssh_endpoints,
        ssh_host_keys = EXCLUDED.ssh_host_keys, kubeconfig_sealed = EXCLUDED.kubeconfig_sealed,
        reported_ms = EXCLUDED.reported_ms`,
-    [
-      lease.id,
-      JSON.stringify(r.sshEndpoints),
-      JSON.stringify(r.sshHostKeys),
-      r.kubeconfig === '' ? null : ctx.secrets.seal(r.kubeconfig, lease.id),
-      now,
-    ],
-  );
+      [
+        lease.id,
+        JSON.stringify(r.sshEndpoints),
+        JSON.stringify(r.sshHostKeys),
+        r.kubeconfig === '' ? null : ctx.secrets.seal(r.kubeconfig, lease.id),
+        now,
+      ],
+    );
+  // A refresh (D28) is the buyer's lease.kubeconfig_refreshed, written with it.
+  if (lease.status === 'active') {
+    await ctx.db.transaction(async (tx) => {
+      await keep(tx);
+      await appendAccountEvents(tx, [leaseEvent(lease, 'lease.kubeconfig_refreshed', now)]);
+    });
+  } else await keep(ctx.db);
   if (lease.status === 'active') return 'active';
   const ready = await ctx.market
     .writer(lease.gpu_type, lease.zone)

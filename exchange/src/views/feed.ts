@@ -96,7 +96,7 @@ export type FeedHeartbeatJson = Static<typeof FeedHeartbeatSchema>;
 export type FeedClosedJson = Static<typeof FeedClosedSchema>;
 
 /** One server-sent event as the OpenAPI document shows it: its fields and its data. */
-function sse(event: string, data: TSchema, withId: boolean): TSchema {
+export function sse(event: string, data: TSchema, withId: boolean): TSchema {
   return Type.Object(
     {
       ...(withId ? { id: Type.String({ description: 'The sequence number.' }) } : {}),

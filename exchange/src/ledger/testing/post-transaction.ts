@@ -6,6 +6,6 @@ import type { LedgerTransaction } from '../ledger.js';
 
 export async function postTransaction(q: Queryable, t: LedgerTransaction): Promise<void> {
   const changes = new ChangeSet();
-  changes.post(t);
+  changes.post(t, Date.now());
   await changes.write(q);
 }

@@ -59,6 +59,8 @@ export interface TestExchangeOptions {
   readonly provisioningTimeoutMs?: number;
   /** Reuse a database (the restart test). */
   readonly db?: Database;
+  /** Reuse the secret key of an exchange before a restart (default: a new one). */
+  readonly secrets?: SecretBox;
   /** What the market logs (default: nothing). */
   readonly logger?: Logger;
   /** Fastify's logger, requests included (default: none, or GPUX_TEST_LOG's level). */
@@ -180,13 +182,14 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       ? {}
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
-  const secrets = new SecretBox(randomBytes(32));
+  const secrets = o.secrets ?? new SecretBox(randomBytes(32));
   const metrics = new ExchangeMetrics();
   market.onCommit(metrics.onCommit);
   const app = buildApp(
     {
       logLevel: (process.env['GPUX_TEST_LOG'] as 'error' | undefined) ?? 'silent',
       rateLimits: o.rateLimits ?? NO_LIMITS,
+      webhooksToLocalhost: true,
       ...(o.streamsPerAddress === undefined ? {} : { streamsPerAddress: o.streamsPerAddress }),
       ...(o.publicRatePerMinute === undefined
         ? {}

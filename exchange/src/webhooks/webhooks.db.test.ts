@@ -1,0 +1,234 @@
+// Webhooks end to end (issue 22, docs/api/webhooks.md), over real HTTP: a
+// receiver that checks every signature and the order of the account's
+// events, fails for a while (the retries show in the deliveries), and an
+// exchange restart in between that loses nothing; the test send; the URLs
+// refused; another account's endpoints out of reach.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { testExchange } from '../market/testing/test-exchange.js';
+import type { Party, TestExchange } from '../market/testing/test-exchange.js';
+import { WebhookDispatcher } from './dispatcher.js';
+import { verify } from './signature.js';
+
+interface Receipt {
+  readonly seq: number | null;
+  readonly type: string;
+  readonly eventId: string;
+  readonly ok: boolean;
+  readonly verified: boolean;
+}
+
+/** A webhook receiver on 127.0.0.1 that answers 500 while `failing` > 0. */
+class Receiver {
+  readonly receipts: Receipt[] = [];
+  failing = 0;
+  secret = '';
+  url = '';
+  private readonly server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const header = req.headers['gpux-signature'];
+      const verified = verify(
+        this.secret,
+        body,
+        typeof header === 'string' ? header : undefined,
+        Math.floor(Date.now() / 1000),
+      );
+      const event = JSON.parse(body) as { seq: number | null; type: string; id: string };
+      const ok = this.failing <= 0;
+      if (!ok) this.failing--;
+      expect(req.headers['gpux-event-id']).toBe(event.id);
+      this.receipts.push({ seq: event.seq, type: event.type, eventId: event.id, ok, verified });
+      res.writeHead(ok ? 200 : 500).end();
+    });
+  });
+
+  async listen(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.server.close(() => r()));
+  }
+
+  /** Delivered (2xx) event numbers, in the order first delivered. */
+  get delivered(): number[] {
+    const seen: number[] = [];
+    for (const r of this.receipts)
+      if (r.ok && r.seq !== null && !seen.includes(r.seq)) seen.push(r.seq);
+    return seen;
+  }
+}
+
+/** Waits (without a deadline of its own: vitest's is the bound) until `cond` holds. */
+async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await cond())) await new Promise((r) => setTimeout(r, 10));
+}
+
+const fast = (ex: TestExchange): WebhookDispatcher =>
+  new WebhookDispatcher(ex.db, ex.secrets, { development: true, retryBaseMs: 20, intervalMs: 10 });
+
+/** The first exchange, whose database the later ones reuse (close() drops it). */
+let first: TestExchange;
+let ex: TestExchange;
+const receiver = new Receiver();
+
+beforeAll(async () => {
+  first = await testExchange();
+  ex = first;
+  await receiver.listen();
+});
+
+afterAll(async () => {
+  await receiver.close();
+  if (ex !== first) await ex.stop();
+  await first.close();
+});
+
+describe('webhooks', () => {
+  it('delivers the account’s events signed and in order, retries a failing receiver, and loses nothing across a restart', async () => {
+    const book = ex.book();
+    const provider = await ex.party('hook-provider');
+    await ex.cluster(provider, 1, book.gpu_type, book.zone);
+    const sell = await ex.call('POST', '/v1/orders', provider.token, {
+      side: 'sell',
+      ...book,
+      gpu_count: 8,
+      duration_hours: 24,
+      limit_price: 2,
+    });
+    expect(sell.status).toBe(200);
+    const buyer = await ex.party('hook-buyer');
+    const created = await ex.call('POST', '/v1/webhooks', buyer.token, {
+      url: receiver.url,
+      events: ['order.filled', 'lease.provisioning', 'lease.active', 'transaction.posted'],
+    });
+    expect(created.status).toBe(201);
+    const id = String(created.json['id']);
+    receiver.secret = String(created.json['secret']);
+    expect(receiver.secret).toMatch(/^whsec_/);
+    const listed = await ex.call('GET', '/v1/webhooks', buyer.token);
+    expect(listed.json['webhooks']).toEqual([
+      {
+        id,
+        url: receiver.url,
+        events: created.json['events'],
+        created_at: created.json['created_at'],
+      },
+    ]);
+
+    // The receiver fails the first three attempts.
+    receiver.failing = 3;
+    const buy = await ex.call('POST', '/v1/orders', buyer.token, {
+      side: 'buy',
+      ...book,
+      gpu_count: 8,
+      duration_hours: 4,
+    });
+    expect(buy.json['status']).toBe('filled');
+    let dispatcher = fast(ex);
+    dispatcher.start();
+    await until(() => receiver.delivered.length === 3);
+    expect(receiver.delivered).toEqual([1, 2, 3]);
+    const deliveries = await ex.call('GET', `/v1/webhooks/${id}/deliveries`, buyer.token);
+    expect(deliveries.status).toBe(200);
+    const list = deliveries.json['deliveries'] as Record<string, unknown>[];
+    const first = list.find((d) => d['seq'] === 1);
+    expect(first).toMatchObject({ type: 'order.filled', status: 'delivered' });
+    const attempts = first?.['attempts'] as Record<string, unknown>[];
+    expect(attempts.map((a) => a['status_code'])).toEqual([500, 500, 500, 200]);
+    expect(attempts[0]).toMatchObject({ attempt: 1, error: 'HTTP 500' });
+
+    // The receiver is down while the lease goes active, and the exchange restarts.
+    receiver.failing = Number.MAX_SAFE_INTEGER;
+    const tried = receiver.receipts.length;
+    await ex.leaseReady(buy.json['lease_id'] as string, book);
+    await until(() => receiver.receipts.length > tried);
+    await dispatcher.stop();
+    await ex.stop();
+    const again = await testExchange({ db: ex.db, secrets: ex.secrets });
+    try {
+      receiver.failing = 0;
+      dispatcher = fast(again);
+      dispatcher.start();
+      await until(() => receiver.delivered.length === 4);
+      expect(receiver.delivered).toEqual([1, 2, 3, 4]);
+      expect(receiver.receipts.find((r) => r.seq === 4)?.type).toBe('lease.active');
+      expect(receiver.receipts.every((r) => r.verified)).toBe(true);
+
+      // A test send, queued behind nothing now.
+      const test = await again.call('POST', `/v1/webhooks/${id}/test`, buyer.token);
+      expect(test.status).toBe(202);
+      await until(() => receiver.receipts.some((r) => r.type === 'webhook.test' && r.ok));
+
+      // Deleted: listed no more.
+      expect((await again.call('DELETE', `/v1/webhooks/${id}`, buyer.token)).status).toBe(200);
+      expect((await again.call('GET', '/v1/webhooks', buyer.token)).json['webhooks']).toEqual([]);
+    } finally {
+      await dispatcher.stop();
+      await again.stop();
+    }
+  });
+});
+
+describe('webhook requests refused', () => {
+  let owner: Party;
+  let id: string;
+
+  beforeAll(async () => {
+    // The restart test above stopped `ex`; these run on an exchange of their own.
+    ex = await testExchange({ db: ex.db, secrets: ex.secrets });
+    owner = await ex.party('hook-owner');
+    const r = await ex.call('POST', '/v1/webhooks', owner.token, {
+      url: receiver.url,
+      events: ['order.cancelled'],
+    });
+    id = String(r.json['id']);
+  });
+
+  it('refuses URLs that are not https, or reach a private, loopback or metadata address', async () => {
+    for (const url of [
+      'http://example.com/hook',
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[fd00::1]/hook',
+      'ftp://example.com/hook',
+      'https://user:pass@example.com/hook',
+      'not a url',
+    ]) {
+      const r = await ex.call('POST', '/v1/webhooks', owner.token, {
+        url,
+        events: ['order.filled'],
+      });
+      expect(r.status, url).toBe(400);
+      expect(r.json['error']).toMatchObject({ code: 'invalid_request', field: 'url' });
+    }
+    const kinds = await ex.call('POST', '/v1/webhooks', owner.token, {
+      url: receiver.url,
+      events: ['order.eaten'],
+    });
+    expect(kinds.status).toBe(400);
+  });
+
+  it('needs the trade scope to register, and keeps another account’s endpoints out of reach', async () => {
+    const reader = await ex.party('hook-reader', { scopes: ['read'] });
+    const r = await ex.call('POST', '/v1/webhooks', reader.token, {
+      url: receiver.url,
+      events: ['order.filled'],
+    });
+    expect(r.status).toBe(403);
+    expect((await ex.call('GET', `/v1/webhooks/${id}/deliveries`, reader.token)).status).toBe(404);
+    expect((await ex.call('POST', `/v1/webhooks/${id}/test`, reader.token)).status).toBe(403);
+    const other = await ex.party('hook-other');
+    expect((await ex.call('DELETE', `/v1/webhooks/${id}`, other.token)).status).toBe(404);
+    expect((await ex.call('GET', '/v1/webhooks', other.token)).json['webhooks']).toEqual([]);
+    expect((await ex.call('DELETE', `/v1/webhooks/${id}`, owner.token)).status).toBe(200);
+  });
+});
