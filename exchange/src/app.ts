@@ -28,10 +28,12 @@ import { adminAccountRoutes } from './routes/admin-accounts.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminBookRoutes } from './routes/admin-books.js';
 import { adminClusterRoutes } from './routes/admin-clusters.js';
+import { adminConsoleRoutes } from './routes/admin-console.js';
 import { adminLeaseRoutes } from './routes/admin-leases.js';
 import { adminMoneyRoutes } from './routes/admin-money.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
 import { clusterRoutes } from './routes/clusters.js';
+import { consoleSessionRoutes } from './routes/console-session.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
@@ -127,12 +129,14 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(adminLeaseRoutes, { ctx });
   void app.register(adminBookRoutes, { ctx });
   void app.register(adminMoneyRoutes, { ctx });
+  void app.register(adminConsoleRoutes, { ctx });
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });
   void app.register(streamRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
+  void app.register(consoleSessionRoutes, { ctx });
 
   return app;
 }

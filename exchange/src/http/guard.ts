@@ -22,7 +22,9 @@ import type { TokenScope } from '@gpux/shared';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 
 import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
+import type { Operator } from '../auth/authenticate.js';
 import type { RateKind } from '../auth/rate-limit.js';
+import { csrfMatches, sessionIdOf, sessionOperator } from '../console/sessions.js';
 import type { RouteContext } from '../services.js';
 import type { AddressLimiter } from './address-limit.js';
 import { contractOf } from './route-contract.js';
@@ -65,10 +67,35 @@ function addressGuard(limiter: AddressLimiter): Guard {
   };
 }
 
+/**
+ * The operator of an admin request: its Bearer token, or else the console's
+ * session cookie (console/sessions.ts), which must come with the session's
+ * X-CSRF-Token on anything but a read.
+ */
+async function operatorOfRequest(ctx: RouteContext, request: FastifyRequest): Promise<Operator> {
+  const sessionId =
+    request.headers.authorization === undefined ? sessionIdOf(request.headers.cookie) : undefined;
+  if (sessionId === undefined) {
+    return authenticateAdmin(ctx.directory, request, ctx.adminToken);
+  }
+  const session = await sessionOperator(ctx.db, ctx.adminToken, sessionId);
+  if (session === undefined) {
+    throw new GpuxError('unauthorized', 'the console session has ended; sign in again');
+  }
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  if (!reads && !csrfMatches(sessionId, request.headers['x-csrf-token'])) {
+    throw new GpuxError(
+      'csrf_token_invalid',
+      'send the session’s CSRF token (GET /v1/console/session) in X-CSRF-Token',
+    );
+  }
+  return { actor: session.actor, tokenId: session.tokenId };
+}
+
 function adminGuard(ctx: RouteContext): Guard {
   // D18: the admin API is not rate limited.
   return async (request, reply) => {
-    const operator = await authenticateAdmin(ctx.directory, request, ctx.adminToken);
+    const operator = await operatorOfRequest(ctx, request);
     request.operator = operator;
     // Every line logged for the request from now on, "request completed"
     // too, names the operator (the audit log's actor).
