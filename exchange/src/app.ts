@@ -33,7 +33,9 @@ import { adminLeaseRoutes } from './routes/admin-leases.js';
 import { adminMoneyRoutes } from './routes/admin-money.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
 import { clusterRoutes } from './routes/clusters.js';
+import { ConsoleStreams, consoleEventRoutes } from './routes/console-events.js';
 import { consoleSessionRoutes } from './routes/console-session.js';
+import { consoleFiles } from './console/static-files.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
@@ -104,10 +106,13 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
     new AddressLimiter(config.publicRatePerMinute ?? DEFAULT_PUBLIC_RATE_PER_MINUTE),
   );
   drainable(app);
-  // A drain or a close ends the live feed's streams, each with its last event.
+  // A drain or a close ends the live feed's streams, each with its last
+  // event, and the console's.
+  const consoleStreams = new ConsoleStreams();
   if (services !== 'offline') {
     app.addHook('preClose', (done) => {
       ctx.streams.closeAll('unavailable');
+      consoleStreams.closeAll();
       done();
     });
   }
@@ -137,6 +142,8 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
   void app.register(consoleSessionRoutes, { ctx });
+  void app.register(consoleEventRoutes, { ctx, streams: consoleStreams });
+  consoleFiles(app);
 
   return app;
 }

@@ -13,10 +13,12 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { GpuxError } from '@gpux/shared';
 
 import { principalOf } from '../accounts/accounts.js';
+import type { Principal } from '../accounts/accounts.js';
 import { ADMIN_TOKEN_ACTOR } from '../auth/authenticate.js';
 import type { Operator } from '../auth/authenticate.js';
 import { sameSecret } from '../auth/tokens.js';
 import type { Queryable } from '../db/database.js';
+import { PLATFORM_ACCOUNT_ID } from '../ledger/ledger.js';
 
 /** The cookie's name. */
 export const SESSION_COOKIE = 'gpux_console';
@@ -149,4 +151,26 @@ export function sessionCookie(value: string, maxAgeSeconds: number, secure: bool
     'SameSite=Strict',
     ...(secure ? ['Secure'] : []),
   ].join('; ');
+}
+
+/**
+ * Who a console session reads the customer API's `read` routes as (the
+ * market data: order book, trades, candles): the platform's own account,
+ * with the `read` scope alone. An operator sees every account through the
+ * admin API anyway; this only lets the console read the market as any
+ * client does, with no token of an account in the page.
+ */
+export async function consoleReader(q: Queryable): Promise<Principal> {
+  const [row] = await q.query<{ organization_id: string }>(
+    'SELECT organization_id FROM accounts WHERE id = $1',
+    [PLATFORM_ACCOUNT_ID],
+  );
+  return {
+    accountId: PLATFORM_ACCOUNT_ID,
+    organizationId: row?.organization_id ?? PLATFORM_ACCOUNT_ID,
+    tokenId: 'console',
+    scopes: new Set(['read']),
+    creditLimitCents: null,
+    suspended: false,
+  };
 }

@@ -24,7 +24,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
 import type { Operator } from '../auth/authenticate.js';
 import type { RateKind } from '../auth/rate-limit.js';
-import { csrfMatches, sessionIdOf, sessionOperator } from '../console/sessions.js';
+import { consoleReader, csrfMatches, sessionIdOf, sessionOperator } from '../console/sessions.js';
+import type { Principal } from '../accounts/accounts.js';
 import type { RouteContext } from '../services.js';
 import type { AddressLimiter } from './address-limit.js';
 import { contractOf } from './route-contract.js';
@@ -38,7 +39,7 @@ type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
  */
 function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
   return async (request, reply) => {
-    const principal = await authenticate(ctx.directory, request, scope);
+    const principal = await customerOf(ctx, request, scope);
     request.principal = principal;
     // D18: counted before the body is read, so invalid requests count too.
     const d = ctx.limiter.take(principal.accountId, kind);
@@ -53,6 +54,29 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
       );
     }
   };
+}
+
+/**
+ * The caller of a customer route: its Bearer token; or, for a read (scope
+ * `read`) sent with the console's session cookie and no token, the
+ * platform's account reading (console/sessions.ts consoleReader).
+ */
+async function customerOf(
+  ctx: RouteContext,
+  request: FastifyRequest,
+  scope: TokenScope,
+): Promise<Principal> {
+  const sessionId =
+    scope === 'read' && request.headers.authorization === undefined
+      ? sessionIdOf(request.headers.cookie)
+      : undefined;
+  if (sessionId === undefined) return authenticate(ctx.directory, request, scope);
+  if ((await sessionOperator(ctx.db, ctx.adminToken, sessionId)) === undefined) {
+    throw new GpuxError('unauthorized', 'the console session has ended; sign in again');
+  }
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  if (!reads) throw new GpuxError('forbidden', 'the console session only reads the market');
+  return consoleReader(ctx.db);
 }
 
 function addressGuard(limiter: AddressLimiter): Guard {

@@ -150,6 +150,24 @@ describe('the console session', () => {
     expect((await send('GET', '/v1/admin/accounts', { cookie: s2.cookie })).status).toBe(401);
   });
 
+  it('reads the market as any client does, and trades nothing', async () => {
+    const s = await signIn(ADMIN_TOKEN);
+    const book = await send('GET', '/v1/orderbook?gpu_type=h100&zone=us-west-1', {
+      cookie: s.cookie,
+    });
+    expect(book.status).toBe(200);
+    const candles = await send('GET', '/v1/candles?gpu_type=h100&zone=us-west-1&granularity=60', {
+      cookie: s.cookie,
+    });
+    expect(candles.status).toBe(200);
+    const order = await send('POST', '/v1/orders', {
+      cookie: s.cookie,
+      csrf: s.csrf,
+      body: { side: 'buy', gpu_type: 'h100', zone: 'us-west-1', gpu_count: 8, duration_hours: 1 },
+    });
+    expect(order.status).toBe(401);
+  });
+
   it('signs out with the CSRF token, and the cookie no longer works', async () => {
     const s = await signIn(ADMIN_TOKEN);
     const bad = await send('DELETE', '/v1/console/session', { cookie: s.cookie });

@@ -546,7 +546,7 @@ const NO_SUCCESS_YET = new Set<string>();
  * recorded here; routes/stream.db.test.ts and feed/feed.db.test.ts read it
  * over real HTTP. Their error answers are recorded as any other's.
  */
-const STREAMED = new Set(['GET /v1/stream']);
+const STREAMED = new Set(['GET /v1/stream', 'GET /v1/console/events']);
 
 /**
  * Prometheus's text format, for scrapers rather than API clients: not in
