@@ -78,5 +78,22 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // The web console (docs/console.md): a browser program with its own
+    // tsconfig (DOM, JSX for Preact).
+    files: ['exchange/console/**/*.ts', 'exchange/console/**/*.tsx'],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: {
+        project: './exchange/console/tsconfig.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    settings: {
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: './exchange/console/tsconfig.json' }),
+      ],
+    },
+  },
   prettier,
 );

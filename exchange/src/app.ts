@@ -29,10 +29,14 @@ import { adminAccountRoutes } from './routes/admin-accounts.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminBookRoutes } from './routes/admin-books.js';
 import { adminClusterRoutes } from './routes/admin-clusters.js';
+import { adminConsoleRoutes } from './routes/admin-console.js';
 import { adminLeaseRoutes } from './routes/admin-leases.js';
 import { adminMoneyRoutes } from './routes/admin-money.js';
 import { adminReadRoutes } from './routes/admin-reads.js';
 import { clusterRoutes } from './routes/clusters.js';
+import { ConsoleStreams, consoleEventRoutes } from './routes/console-events.js';
+import { consoleSessionRoutes } from './routes/console-session.js';
+import { consoleFiles } from './console/static-files.js';
 import { leaseRoutes } from './routes/leases.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
@@ -112,11 +116,14 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
     new AddressLimiter(config.publicRatePerMinute ?? DEFAULT_PUBLIC_RATE_PER_MINUTE),
   );
   drainable(app);
-  // A drain or a close ends the live feed's streams, each with its last event.
+  // A drain or a close ends the live feed's streams, each with its last
+  // event, and the console's.
+  const consoleStreams = new ConsoleStreams();
   if (services !== 'offline') {
     app.addHook('preClose', (done) => {
       ctx.streams.closeAll('unavailable');
       ctx.accountStreams.closeAll();
+      consoleStreams.closeAll();
       done();
     });
   }
@@ -138,6 +145,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(adminLeaseRoutes, { ctx });
   void app.register(adminBookRoutes, { ctx });
   void app.register(adminMoneyRoutes, { ctx });
+  void app.register(adminConsoleRoutes, { ctx });
   void app.register(sshKeyRoutes, { ctx });
   void app.register(orderRoutes, { ctx });
   void app.register(marketDataRoutes, { ctx });
@@ -146,6 +154,9 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(webhookRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
+  void app.register(consoleSessionRoutes, { ctx });
+  void app.register(consoleEventRoutes, { ctx, streams: consoleStreams });
+  consoleFiles(app);
 
   return app;
 }

@@ -41,6 +41,8 @@ export interface Config {
   readonly captureWritesFile: string | undefined;
   /** D34: how long SIGTERM's drain waits for connections before it closes them. */
   readonly drainTimeoutMs: number;
+  /** How long a console sign-in lasts (console/sessions.ts). */
+  readonly consoleSessionHours: number;
   /** GRPC_HOST: the agents' gRPC service listens here; HOST unless set. */
   readonly grpcHost: string;
   /** D29: the agents' gRPC service listens here (GRPC_PORT; 0 picks a free port). */
@@ -126,6 +128,7 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     provisioningTimeoutMs: v.provisioningTimeoutSeconds * 1000,
     captureWritesFile: v.captureWrites,
     drainTimeoutMs: v.drainTimeoutSeconds * 1000,
+    consoleSessionHours: v.consoleSessionHours,
     grpcHost: v.grpcHost ?? v.host,
     grpcPort: v.grpcPort,
     grpcTls:

@@ -63,6 +63,8 @@ function errorsOf(method: string, schema: Json, contract: RouteContract): ErrorC
     codes.add('forbidden');
     codes.add('account_suspended');
   }
+  // A change sent with the console's session cookie needs its CSRF token.
+  if (contract.access === 'admin' && method !== 'GET') codes.add('csrf_token_invalid');
   // A public route counted per client address (http/address-limit.ts).
   if (contract.access === 'public' && contract.rate === 'address') codes.add('rate_limited');
   if (contract.access === 'customer') {
@@ -161,7 +163,7 @@ function describe(marks: Marks): string {
         ? 'No token needed. Counted against the limit of the public endpoints per client address.'
         : 'No token needed.';
     case 'admin':
-      return 'Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.';
+      return 'Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.';
     case 'customer':
       return (
         `Needs a token with the \`${marks.scope ?? ''}\` scope. ` +
@@ -175,7 +177,12 @@ function finishOperation(op: Json): void {
   const marks = op[MARKS] as Marks | undefined;
   if (marks === undefined) return;
   delete op[MARKS];
-  op['security'] = marks.access === 'public' ? [] : [{ bearer: [] }];
+  op['security'] =
+    marks.access === 'public'
+      ? []
+      : marks.access === 'admin'
+        ? [{ bearer: [] }, { console_session: [] }]
+        : [{ bearer: [] }];
   const given = typeof op['description'] === 'string' ? `${op['description']}\n\n` : '';
   op['description'] = given + describe(marks);
   if (marks.idempotent) {
@@ -368,6 +375,7 @@ export function openApi(app: FastifyInstance): void {
         { name: 'webhooks', description: 'The account’s events POSTed to its endpoints, signed.' },
         { name: 'admin', description: 'Operators: accounts, clusters, the platform.' },
         { name: 'service', description: 'Health and this document.' },
+        { name: 'console', description: 'Signing in to the operators’ web console.' },
       ],
       components: {
         securitySchemes: {
@@ -377,6 +385,14 @@ export function openApi(app: FastifyInstance): void {
             description:
               'An API token, or the operators’ admin token for /v1/admin/*. ' +
               'Missing or unknown: 401 unauthorized; lacking the scope: 403 forbidden.',
+          },
+          console_session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'gpux_console',
+            description:
+              'The operators’ console session (POST /v1/console/session, docs/console.md): ' +
+              'authenticates the admin API; a change also needs the session’s X-CSRF-Token header.',
           },
         },
         schemas: { Error: errorSchema(), FieldProblem: fieldProblemSchema() },

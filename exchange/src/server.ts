@@ -328,6 +328,8 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         },
         secrets,
         serving,
+        consoleSessionHours: config.consoleSessionHours,
+        provisioningTimeoutMs: config.provisioningTimeoutMs,
         metrics: {
           registry: metrics,
           token: config.metricsToken,

@@ -22,6 +22,10 @@ export interface Services {
    * no, customer and admin requests get 503 and /readyz says so.
    */
   readonly serving?: () => boolean;
+  /** GPUX_CONSOLE_SESSION_HOURS (console/sessions.ts); unset: its default. */
+  readonly consoleSessionHours?: number;
+  /** D25, for the console's Leases page (GET /v1/admin/leases); unset: the market's default. */
+  readonly provisioningTimeoutMs?: number;
   /** GET /metrics (metrics/metrics-route.ts); unset: 404 there, nothing measured. */
   readonly metrics?: MetricsService;
 }

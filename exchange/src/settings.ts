@@ -23,6 +23,7 @@ import {
 import type { Parser } from '@gpux/shared';
 
 import { DEFAULT_INSTANCE_ID } from './auth/idempotency.js';
+import { DEFAULT_SESSION_HOURS } from './console/sessions.js';
 import { DEFAULT_PUBLIC_RATE_PER_MINUTE } from './http/address-limit.js';
 import { DEFAULT_RATE_LIMITS } from './auth/rate-limit.js';
 import { DEFAULT_STREAMS_PER_ADDRESS } from './feed/streams.js';
@@ -163,6 +164,13 @@ export const EXCHANGE_SETTINGS = [
     parse: positive,
     default: 300,
     description: 'a lease still provisioning after this long fails, with a full refund',
+  }),
+  setting('consoleSessionHours', {
+    name: 'GPUX_CONSOLE_SESSION_HOURS',
+    parse: integer(1, 720),
+    default: DEFAULT_SESSION_HOURS,
+    description:
+      'how long a sign-in to the operators’ web console (`/console`) lasts, in hours (1 to 720)',
   }),
   // D34
   setting('drainTimeoutSeconds', {

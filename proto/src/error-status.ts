@@ -27,6 +27,7 @@ export const GRPC_STATUS_OF_ERROR = {
   insufficient_funds: status.FAILED_PRECONDITION,
   forbidden: status.PERMISSION_DENIED,
   account_suspended: status.PERMISSION_DENIED,
+  csrf_token_invalid: status.PERMISSION_DENIED,
   not_found: status.NOT_FOUND,
   order_already_filled: status.FAILED_PRECONDITION,
   lease_not_active: status.FAILED_PRECONDITION,

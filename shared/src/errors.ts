@@ -47,6 +47,12 @@ export const ERROR_CODES = {
     meaning: 'The token’s account is suspended by an operator; every token of it is refused.',
     decision: 'D24',
   },
+  csrf_token_invalid: {
+    status: 403,
+    meaning:
+      'A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match.',
+    decision: 'D24',
+  },
   not_found: {
     status: 404,
     meaning: 'No such resource visible to the calling account.',

@@ -34,6 +34,7 @@ export const SYSTEMD_ANALYZE = listed('systemd');
 /** Both come with Debian's prometheus package. */
 export const PROMTOOL = listedProgram('promtool');
 export const PROMETHEUS = listedProgram('/usr/bin/prometheus');
+export const CHROMIUM = listed('chromium');
 
 function listedProgram(program: string): Prerequisite {
   const p = PREREQUISITES.find((q) => q.program === program);

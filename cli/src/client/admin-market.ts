@@ -7,7 +7,7 @@ import { every } from './api.js';
 import type { Body, Query, Schemas } from './api.js';
 import { byId, endpoint, given, group, idAndReason } from './command.js';
 import type { ArgSpec, Group } from './command.js';
-import { PAGING, isoTime, list, oneOf, paging } from './parse.js';
+import { PAGING, isoTime, list, oneOf, paging, wholeNumber } from './parse.js';
 import {
   showAdminOrder,
   showAudit,
@@ -20,6 +20,12 @@ import {
 } from './render-admin.js';
 import { showLease } from './render-leases.js';
 import { showTransactions } from './render.js';
+import {
+  showClusterHistory,
+  showFleet,
+  showLeaseList,
+  showPlatformDays,
+} from './render-console.js';
 
 type GpuType = Schemas['AdminBook']['gpu_type'];
 type Zone = Schemas['AdminBook']['zone'];
@@ -51,6 +57,8 @@ const ACTIONS = every<Action>()([
   'book.resume',
 ]);
 
+type LeaseState = Query<'/v1/admin/leases'>['state'];
+const LEASE_STATES = every<LeaseState>()(['provisioning', 'active', 'ended', 'failed']);
 const LEASE: ArgSpec = ['<lease-id>', 'the lease (lse_…)'];
 const CLUSTER: ArgSpec = ['<cluster-id>', 'the cluster (cls_…)'];
 export const BOOK: readonly ArgSpec[] = [
@@ -77,6 +85,31 @@ const leases: Group = group(
   "any account's leases: read, fail a stuck one, revoke a live one",
   'gpux admin leases show lse_1a2b3c',
   [
+    endpoint({
+      name: 'list',
+      summary:
+        'leases by state: provisioning (nearest their timeout first), active, ended (with the revocation time), failed (with why)',
+      example: 'gpux admin leases list --state provisioning',
+      options: [
+        {
+          flags: '--state <state>',
+          description: 'which leases',
+          choices: LEASE_STATES,
+          required: true,
+        },
+        ...PAGING,
+      ],
+      call: (c, a) =>
+        c.GET('/v1/admin/leases', {
+          params: {
+            query: given<Query<'/v1/admin/leases'>>({
+              state: a.opt<LeaseState>('state'),
+              ...paging(a),
+            }),
+          },
+        }),
+      show: showLeaseList,
+    }),
     endpoint({
       name: 'show',
       args: [LEASE],
@@ -153,6 +186,29 @@ const clusters: Group = group(
   "providers' clusters: list, create, cordon, uncordon",
   'gpux admin clusters list',
   [
+    endpoint({
+      name: 'fleet',
+      summary:
+        'every provider, cluster and node: status, heartbeat, GPUs, sells, leases, earnings; offline and stale first',
+      example: 'gpux admin clusters fleet',
+      call: (c) => c.GET('/v1/admin/fleet'),
+      show: showFleet,
+    }),
+    endpoint({
+      name: 'history',
+      args: [CLUSTER],
+      summary: 'the status changes of a cluster and its nodes, newest first',
+      example: 'gpux admin clusters history cls_1a2b3c',
+      options: PAGING,
+      call: (c, a) =>
+        c.GET('/v1/admin/clusters/{id}/history', {
+          params: {
+            path: { id: a.arg(0) },
+            query: given<Query<'/v1/admin/clusters/{id}/history'>>(paging(a)),
+          },
+        }),
+      show: showClusterHistory,
+    }),
     endpoint({
       name: 'list',
       summary: 'every cluster with its nodes, oldest first',
@@ -273,6 +329,26 @@ const platform: Group = group(
           params: { query: given<Query<'/v1/admin/platform/transactions'>>(paging(a)) },
         }),
       show: showTransactions,
+    }),
+    endpoint({
+      name: 'days',
+      summary:
+        "the platform's fees, refunds and payouts per day, and the ledger's sum-to-zero check",
+      example: 'gpux admin platform days --days 7',
+      options: [
+        {
+          flags: '--days <n>',
+          description: 'this many days back, today included (1 to 366; default 30)',
+          parse: wholeNumber(1, 366),
+        },
+      ],
+      call: (c, a) =>
+        c.GET('/v1/admin/platform/days', {
+          params: {
+            query: given<Query<'/v1/admin/platform/days'>>({ days: a.opt<number>('days') }),
+          },
+        }),
+      show: showPlatformDays,
     }),
   ],
 );

@@ -73,13 +73,13 @@ export interface paths {
     };
     /**
      * List accounts, by organization, scope and status
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminAccounts'];
     put?: never;
     /**
      * Create an account and its first API token
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccounts'];
     delete?: never;
@@ -157,13 +157,13 @@ export interface paths {
     };
     /**
      * Every cluster with its nodes’ status and last heartbeat
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminClusters'];
     put?: never;
     /**
      * Register a provider cluster and its nodes
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminClusters'];
     delete?: never;
@@ -183,7 +183,7 @@ export interface paths {
     put?: never;
     /**
      * Cordon a cluster: its open sells and resales withdrawn, no new ones taken
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminClustersByIdCordon'];
     delete?: never;
@@ -203,7 +203,7 @@ export interface paths {
     put?: never;
     /**
      * Uncordon a cluster: its agent lists its free nodes again
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminClustersByIdUncordon'];
     delete?: never;
@@ -221,7 +221,7 @@ export interface paths {
     };
     /**
      * The platform’s account: balance, fees earned and fees refunded
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminPlatform'];
     put?: never;
@@ -241,7 +241,7 @@ export interface paths {
     };
     /**
      * The platform’s ledger rows, newest first
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminPlatformTransactions'];
     put?: never;
@@ -261,7 +261,7 @@ export interface paths {
     };
     /**
      * Read an account with its balance, credit limit and status
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminAccountsById'];
     put?: never;
@@ -283,7 +283,7 @@ export interface paths {
     put?: never;
     /**
      * Change an account’s credit limit
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdCreditLimit'];
     delete?: never;
@@ -303,7 +303,7 @@ export interface paths {
     put?: never;
     /**
      * Suspend an account: its tokens refused at once, its open orders cancelled
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdSuspend'];
     delete?: never;
@@ -323,7 +323,7 @@ export interface paths {
     put?: never;
     /**
      * Reinstate a suspended account: its live tokens work again
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdReinstate'];
     delete?: never;
@@ -341,13 +341,13 @@ export interface paths {
     };
     /**
      * An account’s API tokens, live and revoked, without their secrets
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminAccountsByIdTokens'];
     put?: never;
     /**
      * Issue a new API token for an account (shown once)
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdTokens'];
     delete?: never;
@@ -367,7 +367,7 @@ export interface paths {
     put?: never;
     /**
      * Revoke one API token of an account, at once
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdTokensByTokenIdRevoke'];
     delete?: never;
@@ -385,7 +385,7 @@ export interface paths {
     };
     /**
      * The audit log: every change made through the admin API, newest first
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminAudit'];
     put?: never;
@@ -405,7 +405,7 @@ export interface paths {
     };
     /**
      * Read any account’s order with its fills
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminOrdersById'];
     put?: never;
@@ -425,7 +425,7 @@ export interface paths {
     };
     /**
      * Read any account’s lease with its nodes and access details
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminLeasesById'];
     put?: never;
@@ -447,7 +447,7 @@ export interface paths {
     put?: never;
     /**
      * Fail a lease stuck provisioning: refunded in full, the agent told to revoke
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminLeasesByIdFail'];
     delete?: never;
@@ -467,7 +467,7 @@ export interface paths {
     put?: never;
     /**
      * Force-revoke a live lease: access revoked, the remaining time refunded
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminLeasesByIdRevoke'];
     delete?: never;
@@ -485,7 +485,7 @@ export interface paths {
     };
     /**
      * Every book with whether it is halted
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminBooks'];
     put?: never;
@@ -507,7 +507,7 @@ export interface paths {
     put?: never;
     /**
      * Halt a book: new orders refused, nothing matches, its timers wait
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminBooksByGpuTypeByZoneHalt'];
     delete?: never;
@@ -527,7 +527,7 @@ export interface paths {
     put?: never;
     /**
      * Resume a halted book: what fell due in the halt happens now
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminBooksByGpuTypeByZoneResume'];
     delete?: never;
@@ -545,7 +545,7 @@ export interface paths {
     };
     /**
      * Any account’s ledger rows, newest first
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     get: operations['getAdminAccountsByIdTransactions'];
     put?: never;
@@ -567,7 +567,7 @@ export interface paths {
     put?: never;
     /**
      * Credit (or debit) an account against the platform’s account
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdAdjustments'];
     delete?: never;
@@ -587,9 +587,89 @@ export interface paths {
     put?: never;
     /**
      * Record a payout of an account’s earnings
-     * @description Operators only: the admin token, or an account token with the `admin` scope. Not rate limited.
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
      */
     post: operations['postAdminAccountsByIdPayouts'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/fleet': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The fleet: every provider, cluster and node, offline and stale first
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
+     */
+    get: operations['getAdminFleet'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/clusters/{id}/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The status changes of a cluster and its nodes, newest first
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
+     */
+    get: operations['getAdminClustersByIdHistory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/leases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Leases by state: provisioning, active, recently ended or failed
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
+     */
+    get: operations['getAdminLeases'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/platform/days': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The platform’s fees, refunds and payouts per day, and the ledger’s sum-to-zero check
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
+     */
+    get: operations['getAdminPlatformDays'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -988,6 +1068,56 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/console/session': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The console session of the cookie: who is signed in, and its CSRF token
+     * @description No token needed.
+     */
+    get: operations['getConsoleSession'];
+    put?: never;
+    /**
+     * Sign in to the console: an operator token for a session cookie
+     * @description Sets the `gpux_console` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) for GPUX_CONSOLE_SESSION_HOURS. The cookie authenticates the admin API; changes need X-CSRF-Token too.
+     *
+     *     No token needed. Counted against the limit of the public endpoints per client address.
+     */
+    post: operations['postConsoleSession'];
+    /**
+     * Sign out of the console: the session ends and its cookie is cleared
+     * @description No token needed.
+     */
+    delete: operations['deleteConsoleSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/console/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The console’s live fleet and lease counts (server-sent events)
+     * @description Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.
+     */
+    get: operations['getConsoleEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1008,6 +1138,7 @@ export interface components {
           | 'insufficient_funds'
           | 'forbidden'
           | 'account_suspended'
+          | 'csrf_token_invalid'
           | 'not_found'
           | 'order_already_filled'
           | 'lease_not_active'
@@ -1205,6 +1336,59 @@ export interface components {
        * @example customer reported the token leaked in a public repository
        */
       reason: string;
+    };
+    /** AdminLeaseList */
+    AdminLeaseList: {
+      /** @enum {string} */
+      state: 'provisioning' | 'active' | 'ended' | 'failed';
+      /** @description GPUX_PROVISIONING_TIMEOUT_SECONDS: a lease provisioning longer fails. */
+      provisioning_timeout_seconds: number;
+      leases: components['schemas']['AdminLeaseListItem'][];
+      /** @description How many match the filter. */
+      total: number;
+      limit: number;
+      offset: number;
+    };
+    /** AdminLeaseListItem */
+    AdminLeaseListItem: {
+      lease_id: string;
+      /** @enum {string} */
+      status: 'provisioning' | 'active' | 'terminated' | 'expired' | 'failed';
+      customer_id: string;
+      provider_account_id: string;
+      cluster_id: string;
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+      gpu_count: number;
+      /** @description For the whole lease. */
+      hourly_cost: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** @description Since its start. */
+      age_seconds: number;
+      /** @description Provisioning: left before it fails (negative: overdue). */
+      timeout_in_seconds: number | null;
+      /** Format: date-time */
+      ready_at: string | null;
+      /** Format: date-time */
+      ended_at: string | null;
+      end_reason: string | null;
+      /**
+       * Format: date-time
+       * @description When the agent confirmed the access revoked.
+       */
+      revoked_at: string | null;
+      /** @description From its end to the agent’s confirmation. */
+      revocation_seconds: number | null;
+      /** @description Failed: "operator: <reason>", "agent: <reason>" or "provisioning timed out". */
+      failure: string | null;
     };
     /**
      * AdminOrder
@@ -1404,10 +1588,58 @@ export interface components {
       /** @description The open sells of the cluster and resales of leases on it that this call withdrew (cancel_reason cluster_cordoned); its live leases are kept. */
       cancelled_order_ids: string[];
     };
+    /** ClusterHistory */
+    ClusterHistory: {
+      cluster_id: string;
+      /** @description Newest first. */
+      changes: components['schemas']['ClusterStatusChange'][];
+      /** @description How many match the filter. */
+      total: number;
+      limit: number;
+      offset: number;
+    };
     /** ClusterList */
     ClusterList: {
       /** @description Oldest first. */
       clusters: components['schemas']['Cluster'][];
+    };
+    /** ClusterStatusChange */
+    ClusterStatusChange: {
+      /** Format: date-time */
+      at: string;
+      /** @description null: a change of the cluster itself. */
+      node_id: string | null;
+      hostname: string | null;
+      /**
+       * @description status: a node’s (available, online, offline); cordon: cordoned / uncordoned; agent: the agent attached or its version changed.
+       * @enum {string}
+       */
+      field: 'status' | 'cordon' | 'agent';
+      before: string | null;
+      after: string | null;
+    };
+    /** ConsoleSession */
+    ConsoleSession: {
+      /** @description Who is signed in, as the audit log names them: admin_token or an account id. */
+      actor: string;
+      /** @description The operator’s token; null: the admin token. */
+      token_id: string | null;
+      /**
+       * Format: date-time
+       * @description When the session ends by itself.
+       */
+      expires_at: string;
+      /** @description Send it in X-CSRF-Token with every change made through the session cookie. */
+      csrf_token: string;
+    };
+    /** ConsoleSignIn */
+    ConsoleSignIn: {
+      /** @description The admin token, or an account token with the `admin` scope. */
+      token: string;
+    };
+    /** ConsoleSignedOut */
+    ConsoleSignedOut: {
+      signed_out: boolean;
     };
     /** CostBreakdown */
     CostBreakdown: {
@@ -1663,6 +1895,93 @@ export interface components {
        */
       time: string;
     };
+    /** Fleet */
+    Fleet: {
+      /**
+       * Format: date-time
+       * @description When the exchange read it.
+       */
+      at: string;
+      /** @description Providers with a cluster; those needing attention first. */
+      providers: components['schemas']['FleetProvider'][];
+    };
+    /** FleetCluster */
+    FleetCluster: {
+      cluster_id: string;
+      /** @enum {string} */
+      gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
+      /** @enum {string} */
+      zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
+      /** Format: date-time */
+      cordoned_at: string | null;
+      /** Format: date-time */
+      agent_attached_at: string | null;
+      agent_version: string | null;
+      provisioner: string | null;
+      /** @description The agent’s heartbeat interval. */
+      heartbeat_seconds: number | null;
+      /** @description A node of it is offline or stale. */
+      attention: boolean;
+      nodes_online: number;
+      nodes_offline: number;
+      nodes_stale: number;
+      /** @description Sells of it in the book. */
+      open_sells: number;
+      open_sell_gpus: number;
+      leases_provisioning: number;
+      leases_active: number;
+      earnings: components['schemas']['FleetEarnings'];
+      /** @description Offline and stale first. */
+      nodes: components['schemas']['FleetNode'][];
+    };
+    /** FleetEarnings */
+    FleetEarnings: {
+      /** @description The provider’s ledger rows of leases on it in the last 24 hours. */
+      day: number;
+      /** @description … in the last 7 days. */
+      week: number;
+      /** @description … ever. */
+      all: number;
+    };
+    /** FleetGpu */
+    FleetGpu: {
+      index: number;
+      /** @description As the agent’s GPU query names it. */
+      model: string;
+      memory_mib: number;
+      utilization_percent: number;
+      temperature_c: number;
+    };
+    /** FleetNode */
+    FleetNode: {
+      node_id: string;
+      hostname: string;
+      /**
+       * @description available: no agent yet; online / offline: by its agent’s heartbeats.
+       * @enum {string}
+       */
+      status: 'available' | 'online' | 'offline';
+      /** @description Online, but silent for more than 2 of its agent’s heartbeat intervals (offline at 3). */
+      stale: boolean;
+      /** Format: date-time */
+      last_heartbeat_at: string | null;
+      heartbeat_age_seconds: number | null;
+      /** @description What the agent’s health check found. */
+      problem: string | null;
+      /** @description As the last heartbeat reported them. */
+      gpus: components['schemas']['FleetGpu'][];
+    };
+    /** FleetProvider */
+    FleetProvider: {
+      account_id: string;
+      name: string;
+      suspended: boolean;
+      /** @description A cluster of it needs attention. */
+      attention: boolean;
+      earnings: components['schemas']['FleetEarnings'];
+      /** @description Those needing attention first. */
+      clusters: components['schemas']['FleetCluster'][];
+    };
     /** Health */
     Health: {
       /** @enum {string} */
@@ -1852,6 +2171,15 @@ export interface components {
       total: number;
       limit: number;
       offset: number;
+    };
+    /** LedgerCheck */
+    LedgerCheck: {
+      /** @description Σ of every ledger row ever: 0. */
+      sum: number;
+      entries: number;
+      unbalanced_transactions: number;
+      /** @description The sum is 0 and no transaction is unbalanced. */
+      balanced: boolean;
     };
     /** Level */
     Level: {
@@ -2076,6 +2404,32 @@ export interface components {
       fees_earned: number;
       /** @description Fees given back on refunded or failed leases. */
       fees_refunded: number;
+    };
+    /** PlatformDay */
+    PlatformDay: {
+      /** @description A UTC day, YYYY-MM-DD. */
+      day: string;
+      /** @description Fees the platform earned. */
+      fees: number;
+      /** @description Fees it gave back (negative). */
+      fee_refunds: number;
+      /** @description Its side of operators’ adjustments. */
+      adjustments: number;
+      /** @description All its ledger rows of the day. */
+      platform_net: number;
+      /** @description Refunds to customers. */
+      refunds: number;
+      /** @description Paid out to providers. */
+      payouts: number;
+      transactions: number;
+      /** @description Σ of every ledger row of the day: 0. */
+      ledger_sum: number;
+    };
+    /** PlatformDays */
+    PlatformDays: {
+      /** @description Days with ledger rows, newest first. */
+      days: components['schemas']['PlatformDay'][];
+      ledger: components['schemas']['LedgerCheck'];
     };
     /** Ready */
     Ready: {
@@ -2768,7 +3122,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2777,7 +3131,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -3322,7 +3676,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3331,7 +3685,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -3432,7 +3786,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3441,7 +3795,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -3556,7 +3910,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3565,7 +3919,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -3955,7 +4309,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3964,7 +4318,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -4079,7 +4433,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4088,7 +4442,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -4203,7 +4557,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4212,7 +4566,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -4433,7 +4787,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4442,7 +4796,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -4558,7 +4912,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4567,7 +4921,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5012,7 +5366,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5021,7 +5375,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5150,7 +5504,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5159,7 +5513,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5365,7 +5719,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5374,7 +5728,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5476,7 +5830,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5485,7 +5839,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5695,7 +6049,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5704,7 +6058,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5833,7 +6187,7 @@ export interface operations {
           };
         };
       };
-      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5842,7 +6196,7 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             error?: {
               /** @enum {unknown} */
-              code?: 'forbidden' | 'account_suspended';
+              code?: 'forbidden' | 'account_suspended' | 'csrf_token_invalid';
             };
           };
         };
@@ -5871,6 +6225,378 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminFleet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Fleet'];
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminClustersByIdHistory: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ClusterHistory'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminLeases: {
+    parameters: {
+      query: {
+        /** @description provisioning (nearest its timeout first), active (ending soonest first), ended (terminated or expired, newest first), failed (newest first). */
+        state: 'provisioning' | 'active' | 'ended' | 'failed';
+        limit?: number;
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminLeaseList'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminPlatformDays: {
+    parameters: {
+      query?: {
+        days?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PlatformDays'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
             };
           };
         };
@@ -9337,6 +10063,372 @@ export interface operations {
       503: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getConsoleSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsoleSession'];
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postConsoleSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ConsoleSignIn'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsoleSession'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteConsoleSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConsoleSignedOut'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `csrf_token_invalid`: A change sent with the console’s session cookie lacks the session’s X-CSRF-Token header, or it does not match. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'csrf_token_invalid';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getConsoleEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

@@ -25,7 +25,10 @@ import type { TokenScope } from '@gpux/shared';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 
 import { authenticate, authenticateAdmin } from '../auth/authenticate.js';
+import type { Operator } from '../auth/authenticate.js';
 import type { RateKind } from '../auth/rate-limit.js';
+import { consoleReader, csrfMatches, sessionIdOf, sessionOperator } from '../console/sessions.js';
+import type { Principal } from '../accounts/accounts.js';
 import type { RouteContext } from '../services.js';
 import type { AddressLimiter } from './address-limit.js';
 import { contractOf } from './route-contract.js';
@@ -77,7 +80,7 @@ function refuseHeldBack(
  */
 function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
   return async (request, reply) => {
-    const principal = await authenticate(ctx.directory, request, scope);
+    const principal = await customerOf(ctx, request, scope);
     request.principal = principal;
     // D18: counted before the body is read, so invalid requests count too.
     const d = ctx.limiter.take(principal.accountId, kind);
@@ -105,6 +108,29 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
   };
 }
 
+/**
+ * The caller of a customer route: its Bearer token; or, for a read (scope
+ * `read`) sent with the console's session cookie and no token, the
+ * platform's account reading (console/sessions.ts consoleReader).
+ */
+async function customerOf(
+  ctx: RouteContext,
+  request: FastifyRequest,
+  scope: TokenScope,
+): Promise<Principal> {
+  const sessionId =
+    scope === 'read' && request.headers.authorization === undefined
+      ? sessionIdOf(request.headers.cookie)
+      : undefined;
+  if (sessionId === undefined) return authenticate(ctx.directory, request, scope);
+  if ((await sessionOperator(ctx.db, ctx.adminToken, sessionId)) === undefined) {
+    throw new GpuxError('unauthorized', 'the console session has ended; sign in again');
+  }
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  if (!reads) throw new GpuxError('forbidden', 'the console session only reads the market');
+  return consoleReader(ctx.db);
+}
+
 function addressGuard(limiter: AddressLimiter): Guard {
   return async (request, reply) => {
     const d = limiter.take(request.ip);
@@ -117,10 +143,35 @@ function addressGuard(limiter: AddressLimiter): Guard {
   };
 }
 
+/**
+ * The operator of an admin request: its Bearer token, or else the console's
+ * session cookie (console/sessions.ts), which must come with the session's
+ * X-CSRF-Token on anything but a read.
+ */
+async function operatorOfRequest(ctx: RouteContext, request: FastifyRequest): Promise<Operator> {
+  const sessionId =
+    request.headers.authorization === undefined ? sessionIdOf(request.headers.cookie) : undefined;
+  if (sessionId === undefined) {
+    return authenticateAdmin(ctx.directory, request, ctx.adminToken);
+  }
+  const session = await sessionOperator(ctx.db, ctx.adminToken, sessionId);
+  if (session === undefined) {
+    throw new GpuxError('unauthorized', 'the console session has ended; sign in again');
+  }
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  if (!reads && !csrfMatches(sessionId, request.headers['x-csrf-token'])) {
+    throw new GpuxError(
+      'csrf_token_invalid',
+      'send the session’s CSRF token (GET /v1/console/session) in X-CSRF-Token',
+    );
+  }
+  return { actor: session.actor, tokenId: session.tokenId };
+}
+
 function adminGuard(ctx: RouteContext): Guard {
   // D18: the admin API is not rate limited.
   return async (request, reply) => {
-    const operator = await authenticateAdmin(ctx.directory, request, ctx.adminToken);
+    const operator = await operatorOfRequest(ctx, request);
     request.operator = operator;
     // Every line logged for the request from now on, "request completed"
     // too, names the operator (the audit log's actor).

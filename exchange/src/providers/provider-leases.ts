@@ -201,8 +201,15 @@ export async function reportFailed(
   const failed = await ctx.market
     .writer(lease.gpu_type, lease.zone)
     .submit((state, cs) => state.leaseFailed(lease.id, ctx.market.clock.now(), cs));
-  if (failed)
+  if (failed) {
     ctx.logger.warn({ lease: lease.id, reason: r.reason }, 'agent could not provision the lease');
+    // Why, for the operators' console (GET /v1/admin/leases?state=failed).
+    await ctx.db.query(
+      `INSERT INTO lease_failures (lease_id, reason, reported_ms) VALUES ($1, $2, $3)
+       ON CONFLICT (lease_id) DO NOTHING`,
+      [lease.id, r.reason.slice(0, 1000) || 'no reason given', ctx.market.clock.now()],
+    );
+  }
   return currentStatus(ctx, lease.id);
 }
 

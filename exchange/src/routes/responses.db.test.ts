@@ -331,6 +331,32 @@ describe('every endpoint, in each of its forms', () => {
       admin('POST', `/v1/admin/accounts/${provider.accountId}/payouts`, { amount: 1, reason: 'r' }),
       201,
     );
+    // The console's reads, and its sign-in and sign-out (docs/console.md).
+    await ok(admin('GET', '/v1/admin/fleet'));
+    await ok(admin('GET', `/v1/admin/clusters/${cordoned}/history`));
+    for (const state of ['provisioning', 'active', 'ended', 'failed']) {
+      await ok(admin('GET', `/v1/admin/leases?state=${state}`));
+    }
+    await ok(admin('GET', '/v1/admin/platform/days?days=7'));
+    const signIn = await ex.app.inject({
+      method: 'POST',
+      url: '/v1/console/session',
+      payload: { token: ADMIN_TOKEN },
+    });
+    expect(signIn.statusCode).toBe(201);
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
+    const session = await ex.app.inject({
+      method: 'GET',
+      url: '/v1/console/session',
+      headers: { cookie },
+    });
+    expect(session.statusCode).toBe(200);
+    const out = await ex.app.inject({
+      method: 'DELETE',
+      url: '/v1/console/session',
+      headers: { cookie, 'x-csrf-token': session.json<{ csrf_token: string }>().csrf_token },
+    });
+    expect(out.statusCode).toBe(200);
   });
 
   it('answers errors in the D19 envelope, each serialized as built', async () => {
@@ -534,7 +560,7 @@ const NO_SUCCESS_YET = new Set<string>();
  * routes/account-stream.db.test.ts read them over real HTTP. Their error
  * answers are recorded as any other's.
  */
-const STREAMED = new Set(['GET /v1/stream', 'GET /v1/account/stream']);
+const STREAMED = new Set(['GET /v1/stream', 'GET /v1/account/stream', 'GET /v1/console/events']);
 
 /**
  * Prometheus's text format, for scrapers rather than API clients: not in

@@ -201,6 +201,8 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       adminToken: ADMIN_TOKEN,
       market,
       secrets,
+      provisioningTimeoutMs:
+        o.provisioningTimeoutMs ?? DEFAULT_MARKET_OPTIONS.provisioningTimeoutMs,
       metrics: {
         registry: metrics,
         token: METRICS_TOKEN,
