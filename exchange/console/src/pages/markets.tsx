@@ -101,10 +101,13 @@ export function Markets() {
   useEffect(() => {
     const now = Date.now();
     const since = (ms: number): string => new Date(now - ms).toISOString();
+    // An answer for a book no longer shown (or an older read) arriving late is dropped.
+    let current = true;
     get<{ candles: Candle[] }>(
       `/v1/candles?${query(book)}&granularity=60&start=${since(2 * 3_600_000)}`,
     )
       .then((r) => {
+        if (!current) return;
         candles.current?.setData(candleData(r.candles));
         candleEl.current?.setAttribute('data-candles', String(r.candles.length));
       })
@@ -112,13 +115,17 @@ export function Markets() {
     get<{ candles: Candle[] }>(
       `/v1/candles?${query(book)}&granularity=3600&start=${since(24 * 3_600_000)}`,
     )
-      .then((r) =>
+      .then((r) => {
+        if (!current) return;
         setDay({
           gpus: r.candles.reduce((a, c) => a + c.volume_gpus, 0),
           trades: r.candles.reduce((a, c) => a + c.trades, 0),
-        }),
-      )
+        });
+      })
       .catch(() => undefined);
+    return () => {
+      current = false;
+    };
   }, [book, trades]);
 
   return (
