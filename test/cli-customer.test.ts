@@ -265,4 +265,26 @@ describe('the market and orders', () => {
     expect(r.stdout).toMatch(/^status +filled$/m);
     expect(r.stdout).toMatch(/^ {2}gpux ssh lse_\S+$/m);
   });
+
+  it('clusters: the provider sees its nodes online, its lease sold and its earnings; --json is the API’s', async () => {
+    const r = await gpux(stack.provider, 'clusters');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(`^${stack.clusterId} +h100/${ZONE} +\\S+ +online +\\d+s ago`, 'm'),
+    );
+    expect(r.stdout).toMatch(/^earned \$\d+\.\d\d, paid out none, balance \$\d+\.\d\d$/m);
+    const api = await stack.ok('GET', '/v1/clusters', stack.provider.token);
+    const mine = json(await gpux(stack.provider, 'clusters', '--json'));
+    expect({ ...mine, at: '' }).toMatchObject({
+      ...api,
+      at: '',
+      clusters: expect.any(Array) as unknown,
+    });
+    const one = await gpux(stack.provider, 'cluster', stack.clusterId);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^lse_\S+ +active +8 /m);
+    expect(one.stdout).not.toContain(stack.buyer.accountId);
+    // A buyer's token has no provider scope: exit 3.
+    expect((await gpux(stack.buyer, 'clusters')).code).toBe(3);
+  });
 });

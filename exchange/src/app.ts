@@ -38,6 +38,7 @@ import { ConsoleStreams, consoleEventRoutes } from './routes/console-events.js';
 import { consoleSessionRoutes } from './routes/console-session.js';
 import { consoleFiles } from './console/static-files.js';
 import { leaseRoutes } from './routes/leases.js';
+import { providerClusterRoutes } from './routes/provider-clusters.js';
 import { marketDataRoutes } from './routes/market-data.js';
 import { orderRoutes } from './routes/orders.js';
 import { accountStreamRoutes } from './routes/account-stream.js';
@@ -153,6 +154,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   void app.register(accountStreamRoutes, { ctx });
   void app.register(webhookRoutes, { ctx });
   void app.register(leaseRoutes, { ctx });
+  void app.register(providerClusterRoutes, { ctx });
   void app.register(metricsRoutes, { ctx });
   void app.register(consoleSessionRoutes, { ctx });
   void app.register(consoleEventRoutes, { ctx, streams: consoleStreams });

@@ -373,6 +373,10 @@ export function openApi(app: FastifyInstance): void {
         { name: 'leases', description: 'Leases, termination, resale and access.' },
         { name: 'account', description: 'The caller’s account, ledger, SSH keys and events.' },
         { name: 'webhooks', description: 'The account’s events POSTed to its endpoints, signed.' },
+        {
+          name: 'providers',
+          description: 'A provider’s own clusters, nodes, leases and earnings.',
+        },
         { name: 'admin', description: 'Operators: accounts, clusters, the platform.' },
         { name: 'service', description: 'Health and this document.' },
         { name: 'console', description: 'Signing in to the operators’ web console.' },

@@ -7,6 +7,7 @@
 import { Command, CommanderError, Help } from 'commander';
 
 import { ACCOUNT_COMMANDS } from './account-commands.js';
+import { PROVIDER_COMMANDS } from './provider-commands.js';
 import { ACCOUNT_GROUPS } from './admin-accounts.js';
 import { MARKET_NODES } from './admin-market.js';
 import { MARKET_COMMANDS } from './market-commands.js';
@@ -127,6 +128,7 @@ export function buildProgram(io: Io, programs: readonly ProgramCommand[]): Comma
     ...ORDER_COMMANDS,
     ...LEASE_COMMANDS,
     ...SSH_COMMANDS,
+    ...PROVIDER_COMMANDS,
   ];
   for (const node of customer) register(program, node, runner);
   register(program, ADMIN, runner);

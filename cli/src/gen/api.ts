@@ -1068,6 +1068,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/clusters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller’s clusters and nodes, earnings and payouts (providers)
+     * @description Needs a token with the `provider` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getClusters'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/clusters/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One of the caller’s clusters with the leases sold on it (buyers hidden)
+     * @description Needs a token with the `provider` scope. Counted as a query against the account’s rate limit.
+     */
+    get: operations['getClustersById'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/console/session': {
     parameters: {
       query?: never;
@@ -1961,10 +2001,11 @@ export interface components {
        * @enum {string}
        */
       status: 'available' | 'online' | 'offline';
-      /** @description Online, but silent for more than 2 of its agent’s heartbeat intervals (offline at 3). */
+      /** @description Online, but its recorded heartbeat (written at least every 30 s, not at each one) is older than 30 s plus 2 of its agent’s heartbeat intervals. */
       stale: boolean;
       /** Format: date-time */
       last_heartbeat_at: string | null;
+      /** @description Age of the recorded heartbeat: up to 30 s more than the last one heard. */
       heartbeat_age_seconds: number | null;
       /** @description What the agent’s health check found. */
       problem: string | null;
@@ -2392,6 +2433,32 @@ export interface components {
       limit: number;
       offset: number;
     };
+    /** OwnCluster */
+    OwnCluster: {
+      /**
+       * Format: date-time
+       * @description When the exchange read it.
+       */
+      at: string;
+      cluster: components['schemas']['FleetCluster'];
+      /** @description Live leases, then those ended in the last 7 days; newest first, at most 100. */
+      leases: components['schemas']['SoldLease'][];
+    };
+    /** OwnFleet */
+    OwnFleet: {
+      /**
+       * Format: date-time
+       * @description When the exchange read it.
+       */
+      at: string;
+      account_id: string;
+      earnings: components['schemas']['FleetEarnings'];
+      payouts: components['schemas']['ProviderPayouts'];
+      /** @description The account’s balance: earnings not yet paid out, less refunds. */
+      balance: number;
+      /** @description Those needing attention first. */
+      clusters: components['schemas']['FleetCluster'][];
+    };
     /**
      * PlatformAccount
      * @description The platform’s own account, where both fees go.
@@ -2430,6 +2497,17 @@ export interface components {
       /** @description Days with ledger rows, newest first. */
       days: components['schemas']['PlatformDay'][];
       ledger: components['schemas']['LedgerCheck'];
+    };
+    /** ProviderPayouts */
+    ProviderPayouts: {
+      /** @description Every payout an operator recorded for the account. */
+      total: number;
+      count: number;
+      /**
+       * Format: date-time
+       * @description The latest payout.
+       */
+      last_at: string | null;
     };
     /** Ready */
     Ready: {
@@ -2520,6 +2598,32 @@ export interface components {
       created_at: string;
       /** @description The calling token, revoked now: refused from the next request on. */
       replaced_token_id: string;
+    };
+    /**
+     * SoldLease
+     * @description A lease on the provider’s cluster; the buyer is not shown.
+     */
+    SoldLease: {
+      lease_id: string;
+      /** @description GPUs, in whole nodes of 8: 8, 16, 24, … */
+      gpu_count: number;
+      /** @description Host names of the nodes it holds. */
+      nodes: string[];
+      /** @enum {string} */
+      status: 'provisioning' | 'active' | 'terminated' | 'expired' | 'failed';
+      /** @enum {string} */
+      state: 'scheduled' | 'provisioning' | 'active' | 'sold' | 'terminated' | 'expired' | 'failed';
+      /** @description Dollars per GPU-hour. */
+      rate: number;
+      /** @description What the whole lease pays per hour, before the fee. */
+      hourly_cost: number;
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** Format: date-time */
+      ended_at?: string;
+      end_reason?: string;
     };
     /** SshAccess */
     SshAccess: {
@@ -10023,6 +10127,232 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'lease_not_ready';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getClusters: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OwnFleet'];
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getClustersById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OwnCluster'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
             };
           };
         };

@@ -7,6 +7,7 @@
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Queryable } from '../db/database.js';
+import { HEARTBEAT_WRITE_EVERY_MS } from '../providers/node-liveness.js';
 /** An online node silent for this many of its agent's intervals is stale (offline at 3, D29). */
 export const STALE_INTERVALS = 2;
 /** The interval assumed for a cluster whose agent never said its own. */
@@ -115,6 +116,7 @@ SELECT c.id, c.provider_account_id, a.name AS provider_name, a.suspended_at IS N
                JOIN ledger_transactions t ON t.lease_id = l.id
                JOIN ledger_entries e ON e.transaction_id = t.id AND e.account_id = lc.provider_account_id
               GROUP BY l.cluster_id) e ON e.cluster_id = c.id
+ WHERE $1::text IS NULL OR c.provider_account_id = $1
  ORDER BY c.created_at, c.id`;
 
 interface NodeRow {
@@ -157,11 +159,20 @@ const cents = (e: Earnings): Earnings => ({
   all: Math.round(e.all * 100) / 100,
 });
 
-export async function fleetOf(q: Queryable, nowMs: number): Promise<FleetProvider[]> {
+/** Every provider's fleet, or with `providerId` that provider's own (GET /v1/clusters). */
+export async function fleetOf(
+  q: Queryable,
+  nowMs: number,
+  providerId: string | null = null,
+): Promise<FleetProvider[]> {
   const [clusters, nodes] = await Promise.all([
-    q.query<ClusterRow>(CLUSTERS),
+    q.query<ClusterRow>(CLUSTERS, [providerId]),
     q.query<NodeRow>(
-      'SELECT id, cluster_id, hostname, status, last_heartbeat_at, problem, gpus FROM nodes ORDER BY hostname',
+      `SELECT n.id, n.cluster_id, n.hostname, n.status, n.last_heartbeat_at, n.problem, n.gpus
+         FROM nodes n JOIN clusters c ON c.id = n.cluster_id
+        WHERE $1::text IS NULL OR c.provider_account_id = $1
+        ORDER BY n.hostname`,
+      [providerId],
     ),
   ]);
   const byCluster = new Map<string, NodeRow[]>();
@@ -175,8 +186,13 @@ export async function fleetOf(q: Queryable, nowMs: number): Promise<FleetProvide
         n.last_heartbeat_at === null
           ? null
           : Math.max(0, Math.round((nowMs - n.last_heartbeat_at.getTime()) / 1000));
+      // last_heartbeat_at is written at least every HEARTBEAT_WRITE_EVERY_MS,
+      // not at each heartbeat (providers/node-liveness.ts): a node is stale
+      // once its record is older than that plus 2 of its agent's intervals.
       const stale =
-        n.status === 'online' && age !== null && age * 1000 > STALE_INTERVALS * intervalMs;
+        n.status === 'online' &&
+        age !== null &&
+        age * 1000 > HEARTBEAT_WRITE_EVERY_MS + STALE_INTERVALS * intervalMs;
       return {
         node_id: n.id,
         hostname: n.hostname,

@@ -23,6 +23,9 @@
 
 import type { NodeStatus } from './node-status.js';
 
+/** How often, at least, a heard node's last_heartbeat_at is written (the default touchEveryMs). */
+export const HEARTBEAT_WRITE_EVERY_MS = 30_000;
+
 /** D29: a node silent for this many of its agent's intervals is offline. */
 export const SILENT_INTERVALS = 3;
 
@@ -89,7 +92,7 @@ export class NodeLiveness {
   /** Cluster id → its agent's declared interval. */
   private readonly intervals = new Map<string, number>();
 
-  constructor(private readonly touchEveryMs = 30_000) {}
+  constructor(private readonly touchEveryMs = HEARTBEAT_WRITE_EVERY_MS) {}
 
   /** Forget everything: this process begins to serve the market (a start, a takeover). */
   reset(): void {

@@ -81,7 +81,8 @@ describe('GET /v1/admin/fleet', () => {
     );
     const [fine, late, gone] = await nodesOf(troubledCluster);
     await heard(fine ?? '', 'online', 2_000, [GPU]);
-    await heard(late ?? '', 'online', 25_000);
+    // The record is written at least every 30 s: stale past 30 s + 2 × 10 s.
+    await heard(late ?? '', 'online', 55_000);
     await heard(gone ?? '', 'offline', 90_000);
 
     const r = await admin('GET', '/v1/admin/fleet');
@@ -106,7 +107,7 @@ describe('GET /v1/admin/fleet', () => {
       cluster?.nodes.map((n) => [n.node_id, n.status, n.stale, n.heartbeat_age_seconds]),
     ).toEqual([
       [gone, 'offline', false, 90],
-      [late, 'online', true, 25],
+      [late, 'online', true, 55],
       [fine, 'online', false, 2],
     ]);
     expect(cluster?.nodes[2]?.gpus).toEqual([

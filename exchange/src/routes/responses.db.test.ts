@@ -120,6 +120,8 @@ describe('every endpoint, in each of its forms', () => {
     const clusterId = await ex.cluster(provider, 4, H100.gpu_type, H100.zone);
     await ex.cluster(provider, 1, RESALE.gpu_type, RESALE.zone);
     await ok(ex.call('GET', '/v1/admin/clusters', ADMIN_TOKEN));
+    await ok(ex.call('GET', '/v1/clusters', provider.token));
+    await ok(ex.call('GET', `/v1/clusters/${clusterId}`, provider.token));
     await ok(ex.call('GET', '/v1/admin/platform', ADMIN_TOKEN));
     expect((await ex.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await ex.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({

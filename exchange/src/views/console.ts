@@ -19,7 +19,7 @@ import {
 
 const NODE_STATUSES = ['available', 'online', 'offline'] as const;
 
-const EarningsSchema = Type.Object(
+export const EarningsSchema = Type.Object(
   {
     day: Dollars('The provider’s ledger rows of leases on it in the last 24 hours.'),
     week: Dollars('… in the last 7 days.'),
@@ -48,17 +48,22 @@ const FleetNodeSchema = Type.Object(
     }),
     stale: Type.Boolean({
       description:
-        'Online, but silent for more than 2 of its agent’s heartbeat intervals (offline at 3).',
+        'Online, but its recorded heartbeat (written at least every 30 s, not at each one) is older than 30 s plus 2 of its agent’s heartbeat intervals.',
     }),
     last_heartbeat_at: Nullable(Timestamp()),
-    heartbeat_age_seconds: Nullable(Type.Integer({ minimum: 0 })),
+    heartbeat_age_seconds: Nullable(
+      Type.Integer({
+        minimum: 0,
+        description: 'Age of the recorded heartbeat: up to 30 s more than the last one heard.',
+      }),
+    ),
     problem: Nullable(Type.String({ description: 'What the agent’s health check found.' })),
     gpus: Type.Array(FleetGpuSchema, { description: 'As the last heartbeat reported them.' }),
   },
   { title: 'FleetNode' },
 );
 
-const FleetClusterSchema = Type.Object(
+export const FleetClusterSchema = Type.Object(
   {
     cluster_id: Type.String(),
     gpu_type: StringEnum(GPU_TYPES),
