@@ -437,8 +437,20 @@ export class NaiveBook implements Book {
     // 2. limit orders: collar, then minimum value
     if (input.type === 'limit') {
       const p = input.limitPrice as number;
-      if (!inCollar(p, this.reference2()))
-        return reject('price_out_of_collar', 'price out of collar', events);
+      const r2 = this.reference2();
+      if (r2 !== null && !inCollar(p, r2)) {
+        // The band said with the refusal: every p with r2 ≤ 4p ≤ 3·r2.
+        const code = 'price_out_of_collar';
+        return {
+          ...reject(code, 'price out of collar', events),
+          collar: {
+            referenceTwiceCents: r2,
+            reference: this.last !== null ? 'last_trade' : 'mid_price',
+            lo: Math.ceil(r2 / 4),
+            hi: Math.floor((3 * r2) / 4),
+          },
+        };
+      }
       // D16; a sell counts its window's exact length (D27), in BigInt
       const tooLow =
         input.side === 'buy'
