@@ -136,9 +136,25 @@ export async function entriesOf(
     lease_id: string | null;
     created_at: Date;
   }>(
-    `SELECT e.transaction_id, t.kind AS transaction_kind, e.kind, e.amount_cents,
-            t.order_id, t.lease_id, e.created_at
+    // Issue 24: each row points at objects its account can read. A
+    // transaction names the lease holder's order and lease; a seller's side
+    // of it (a provider, or a reseller) names instead the seller's own sell
+    // order that filled into the lease, and a reseller's own lease the new
+    // one was sold from. A provider's side keeps the lease, which it reads in
+    // GET /v1/clusters/{id}.
+    `SELECT e.transaction_id, t.kind AS transaction_kind, e.kind, e.amount_cents, e.created_at,
+            CASE WHEN l.account_id IS NULL OR l.account_id = e.account_id THEN t.order_id
+                 ELSE COALESCE(
+                   (SELECT f.sell_order_id FROM fills f JOIN orders o ON o.id = f.sell_order_id
+                     WHERE f.lease_id = t.lease_id AND o.account_id = e.account_id
+                     ORDER BY f.book_seq LIMIT 1),
+                   t.order_id) END AS order_id,
+            CASE WHEN l.account_id IS NULL OR l.account_id = e.account_id THEN t.lease_id
+                 WHEN src.account_id = e.account_id THEN src.id
+                 ELSE t.lease_id END AS lease_id
        FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+       LEFT JOIN leases l ON l.id = t.lease_id
+       LEFT JOIN leases src ON src.id = l.source_lease_id
       WHERE e.account_id = $1
       ORDER BY e.id DESC LIMIT $2 OFFSET $3`,
     [accountId, limit, offset],

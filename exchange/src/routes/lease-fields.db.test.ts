@@ -157,6 +157,44 @@ describe('lease fields for programs (issue 24)', () => {
     expect(await read(theirs, s.other)).toMatchObject({ state: 'provisioning' });
   });
 
+  it('every ledger row of a resale points at objects its account can read (reseller and provider)', async () => {
+    const s = await setting();
+    await sell(s, 8, 2);
+    const first = await buy(s, s.buyer, { gpu_count: 8, duration_hours: 10 });
+    const id = first['lease_id'] as string;
+    await ex.leaseReady(id, s.book);
+    await ex.tick(HOUR_MS);
+    const r = await ex.call('POST', `/v1/leases/${id}/resell`, s.buyer.token, { limit_price: 3 });
+    expect(r.json['status']).toBe('pending');
+    await buy(s, s.other, { gpu_count: 8, duration_hours: 4, limit_price: 3 });
+    for (const who of [s.buyer, s.provider]) {
+      const t = await ex.call('GET', '/v1/account/transactions?limit=100', who.token);
+      const rows = t.json['transactions'] as { order_id: string | null; lease_id: string | null }[];
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) {
+        if (row.order_id !== null) {
+          const o = await ex.call('GET', `/v1/orders/${row.order_id}`, who.token);
+          expect(o.status, `${row.order_id} for ${who.accountId}`).toBe(200);
+        }
+        if (row.lease_id !== null && who === s.buyer) {
+          const l = await ex.call('GET', `/v1/leases/${row.lease_id}`, who.token);
+          expect(l.status, `${row.lease_id} for the reseller`).toBe(200);
+        }
+      }
+    }
+    // The reseller's proceeds name its resale order and its own lease.
+    const mine = await ex.call('GET', '/v1/account/transactions?limit=100', s.buyer.token);
+    expect(mine.json['transactions']).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          transaction_kind: 'lease_charge',
+          order_id: r.json['order_id'],
+          lease_id: id,
+        }),
+      ]),
+    );
+  });
+
   it('a termination’s refund is milliseconds_remaining × hourly_cost / 3,600,000, rounded half-even once', async () => {
     const s = await setting(3);
     // One buy at two prices on one cluster: the rate shown is rounded, the hourly cost exact (D4).
