@@ -442,7 +442,10 @@ export class NaiveBook implements Book {
         // The band said with the refusal: every p with r2 ≤ 4p ≤ 3·r2.
         const code = 'price_out_of_collar';
         return {
-          ...reject(code, 'price out of collar', events),
+          ok: false,
+          code,
+          message: 'price out of collar',
+          events,
           collar: {
             referenceTwiceCents: r2,
             reference: this.last !== null ? 'last_trade' : 'mid_price',
