@@ -38,16 +38,16 @@ describe('FanOut', () => {
     expect([1, 39, 40, 400, 1000, 100_000].map(flushDelayMs)).toEqual([0, 0, 1, 10, 25, 25]);
   });
 
-  it('writes one buffer to every watcher, 250 a turn; what is queued meanwhile waits for the write to reach everyone', () => {
+  it('writes one buffer to every watcher, 100 a turn; what is queued meanwhile waits for the write to reach everyone', () => {
     vi.useFakeTimers();
-    const { set, sinks } = watchers(600, 0);
+    const { set, sinks } = watchers(250, 0);
     const fan = new FanOut(set, 0);
     fan.queue([level(1), level(2)], 2);
-    // 600 watchers: the write waits 15 ms.
+    // 250 watchers: the write waits 6 ms.
     expect(sinks.every((s) => s.chunks.length === 0)).toBe(true);
     turn();
-    // The first slice: 250 watchers, each the same two events in one write.
-    expect(sinks.filter((s) => s.chunks.length === 1)).toHaveLength(250);
+    // The first slice: 100 watchers, each the same two events in one write.
+    expect(sinks.filter((s) => s.chunks.length === 1)).toHaveLength(100);
     expect(sinks[0]?.events.map((e) => e.id)).toEqual([1, 2]);
     // One joins with everything up to 3, and 3 is queued, while the write goes on.
     const late = new FakeSink();

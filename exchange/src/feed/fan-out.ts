@@ -26,7 +26,7 @@ const WATCHERS_PER_MS = 40;
 /** … at most this long. */
 const MAX_FLUSH_DELAY_MS = 25;
 /** Watchers written to in one turn of the event loop. */
-const FLUSH_SLICE = 250;
+const FLUSH_SLICE = 100;
 
 /** How long a book's queued events wait to be written to `watchers` watchers together. */
 export function flushDelayMs(watchers: number): number {

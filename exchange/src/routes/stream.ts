@@ -10,6 +10,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { GPU_TYPES, GpuxError, ZONES } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 
+import { SocketSink } from '../feed/socket-sink.js';
 import type { Watcher } from '../feed/watcher.js';
 import { StringEnum } from '../http/schema.js';
 import type { RouteContext } from '../services.js';
@@ -89,9 +90,14 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
       // From here on the response is the stream's, written by the feed.
       void reply.hijack();
       const res = reply.raw;
+      if (res.socket === null) {
+        // The client left before its answer.
+        ctx.streams.release(address);
+        return;
+      }
       res.writeHead(200, SSE_HEADERS);
       let stream: Watcher | undefined;
-      const w = feed.watch(res, lastEventId, () => ctx.streams.release(address, stream));
+      const w = feed.watch(new SocketSink(res), lastEventId, () => ctx.streams.release(address, stream));
       if (!w.closed) {
         stream = w;
         ctx.streams.track(w);
