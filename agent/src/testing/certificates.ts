@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:tls';
 
 export interface PemPair {
   readonly cert: Buffer;
@@ -42,4 +43,16 @@ export function selfSigned(cn: string): PemPair {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The serial number of the certificate a TLS server on 127.0.0.1:`port` presents to a new connection. */
+export function servedSerial(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const serial = socket.getPeerX509Certificate()?.serialNumber ?? '';
+      socket.end();
+      resolve(serial);
+    });
+    socket.on('error', reject);
+  });
 }

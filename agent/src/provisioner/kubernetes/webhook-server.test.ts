@@ -3,13 +3,12 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { connect } from 'node:tls';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SILENT_LOGGER } from '../../logger.js';
-import { selfSigned } from '../../testing/certificates.js';
+import { selfSigned, servedSerial } from '../../testing/certificates.js';
 import { AdmissionWebhookServer } from './webhook-server.js';
 
 const ID = 'lse_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -156,18 +155,6 @@ describe('the admission webhook over HTTPS (AdmissionReview v1)', () => {
     expect((await post({ hello: 'world' })).status).toBe(400);
   });
 });
-
-/** The serial number of the certificate the server presents to a new connection. */
-function servedSerial(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const serial = socket.getPeerX509Certificate()?.serialNumber ?? '';
-      socket.end();
-      resolve(serial);
-    });
-    socket.on('error', reject);
-  });
-}
 
 describe('a renewed certificate (issue 23)', () => {
   it('is presented to new connections once set, without a restart', async () => {
