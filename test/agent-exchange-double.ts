@@ -33,6 +33,8 @@ import type { AgentSettings } from './support/agent-process.js';
 export interface RecordedCall {
   readonly method: string;
   readonly request: Record<string, unknown>;
+  /** Over mutual TLS: the serial number of the client certificate the call came with. */
+  readonly clientCertSerial: string | undefined;
 }
 
 interface Cluster {
@@ -282,7 +284,11 @@ export class ExchangeDouble {
   ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
     return (call, callback) => {
       const req = call.request;
-      this.calls.push({ method, request: { ...req } });
+      this.calls.push({
+        method,
+        request: { ...req },
+        clientCertSerial: call.getAuthContext().sslPeerCertificate?.serialNumber,
+      });
       if (!authorized(call.metadata, this.token)) {
         callback({ code: status.UNAUTHENTICATED, details: 'unknown token' });
         return;

@@ -1,7 +1,9 @@
 // The agent's one consume loop outlives a restart of its NATS server (its
 // idle heartbeats notice the lost connection): a private nats-server with
 // JetStream on a free port, stopped and started again on the same store while the agent
-// runs; an event published after the restart is still provisioned.
+// runs; an event published after the restart is still provisioned. Its
+// /readyz (issue 23) says `events` are not ready while the server is away,
+// and is 200 again once it is back.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { ExchangeDouble } from './agent-exchange-double.js';
 import { startAgentProcess } from './support/agent-process.js';
 import type { AgentProcess } from './support/agent-process.js';
 import { PrivateNats } from './support/nats-server.js';
+import { freePort } from './support/net.js';
 import { untilWith } from './support/until.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gpux-agent-nats-'));
@@ -41,11 +44,18 @@ describe('agent and a NATS server restart', () => {
     const d = double as ExchangeDouble;
     const clusterId = await d.addCluster(['nr-1', 'nr-2']);
     // Ready: its SSH gateway listens and it consumes its cluster's events.
+    const probePort = await freePort();
     agent = await startAgentProcess({
       ...d.agentSettings(clusterId, join(scratch, 'state')),
       HOME: scratch,
       PROVISIONER: 'simulated',
+      GPUX_METRICS_LISTEN: `127.0.0.1:${probePort}`,
     });
+    const readyz = async (): Promise<{ status: number; text: string }> => {
+      const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
+      return { status: res.status, text: await res.text() };
+    };
+    await until('ready', async () => (await readyz()).status === 200);
 
     // Kept out of ListLeases: only the events can bring these leases to the agent
     // (whose reconciliation removes them afterwards; only the reports count here).
@@ -58,7 +68,13 @@ describe('agent and a NATS server restart', () => {
 
     const server = nats as PrivateNats;
     await server.stop();
+    const away = await until('not ready without NATS', async () => {
+      const r = await readyz();
+      return r.status === 503 ? r : undefined;
+    });
+    expect(away.text).toContain('"events":"NATS disconnected; reconnecting"');
     await server.resume();
+    await until('ready again with NATS back', async () => (await readyz()).status === 200);
     const after = d.addLease(clusterId, ['nr-2'], [], false);
     // The double's own client may not have reconnected yet: publish until stored (same id).
     await until('the event stored after the restart', () =>

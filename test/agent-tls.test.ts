@@ -3,8 +3,7 @@
 // certificate (GPUX_GRPC_CERT_FILE / GPUX_GRPC_KEY_FILE) to an exchange
 // double that requires one. Certificates are made here with openssl.
 
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExchangeDouble } from './agent-exchange-double.js';
 import { startAgentProcess } from './support/agent-process.js';
 import type { AgentProcess } from './support/agent-process.js';
+import { TestCa } from './support/test-ca.js';
 
 const NATS_URL = process.env['GPUX_TEST_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const dir = mkdtempSync(join(tmpdir(), 'gpux-agent-tls-'));
@@ -21,58 +21,17 @@ const file = (name: string): string => join(dir, name);
 let double: ExchangeDouble;
 let agent: AgentProcess | undefined;
 
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-}
-
-/** A certificate for `cn` signed by the test CA, with `ext` (an openssl extension line). */
-function issue(name: string, cn: string, ext: string): void {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-  writeFileSync(file(`${name}.ext`), `${ext}\n`);
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    `${name}.pem`,
-    '-days',
-    '1',
-    '-extfile',
-    `${name}.ext`,
-  );
-}
-
 beforeAll(async () => {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=gpux test CA',
-  );
-  issue('server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1');
-  issue('client', 'gpux-agent', 'extendedKeyUsage=clientAuth');
+  const ca = new TestCa(dir);
+  const server = ca.issue('server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1');
+  ca.issue('client', 'gpux-agent', 'extendedKeyUsage=clientAuth');
   double = new ExchangeDouble({
     natsUrl: NATS_URL,
     ackWaitMs: 1_500,
     tls: {
-      keyPem: readFileSync(file('server.key')),
-      certPem: readFileSync(file('server.pem')),
-      clientCaPem: readFileSync(file('ca.pem')),
+      keyPem: server.key,
+      certPem: server.cert,
+      clientCaPem: ca.caPem,
     },
   });
   await double.start();

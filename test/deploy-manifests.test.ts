@@ -311,6 +311,33 @@ describe.each([
     });
   });
 
+  it('probes the agent on GPUX_METRICS_LISTEN: alive by /healthz, ready by /readyz; the webhook and SSH Services serve a pod that is not ready (issue 23)', () => {
+    const deployment = one<IDeployment>(objects, 'Deployment');
+    const container = deployment.spec?.template.spec?.containers[0];
+    const settingsName = container?.envFrom?.[0]?.configMapRef?.name;
+    const settings = one<IConfigMap>(objects, 'ConfigMap', settingsName).data ?? {};
+    expect(settings['GPUX_METRICS_LISTEN']).toMatch(/^0\.0\.0\.0:/);
+    expect(container?.ports).toContainEqual({
+      name: 'metrics',
+      containerPort: portOf(settings['GPUX_METRICS_LISTEN']),
+      protocol: 'TCP',
+    });
+    const get = (path: string) => ({ path, port: 'metrics' });
+    expect(container?.startupProbe?.httpGet).toEqual(get('/healthz'));
+    expect(container?.livenessProbe?.httpGet).toEqual(get('/healthz'));
+    expect(container?.readinessProbe?.httpGet).toEqual(get('/readyz'));
+    // The startup probe allows the minute a start may take; the pod's grace period the drain.
+    const startup = container?.startupProbe;
+    expect(
+      (startup?.periodSeconds ?? 10) * (startup?.failureThreshold ?? 3),
+    ).toBeGreaterThanOrEqual(60);
+    for (const name of ['gpux-agent-webhook', 'gpux-agent-ssh']) {
+      expect(one<IService>(objects, 'Service', name).spec?.publishNotReadyAddresses, name).toBe(
+        true,
+      );
+    }
+  });
+
   it('registers the placement webhook: lease namespaces, pods CREATE/UPDATE, v1, fail closed', () => {
     const config = one<IMutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration');
     expect(config.webhooks).toHaveLength(1);

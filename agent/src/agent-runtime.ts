@@ -25,6 +25,8 @@ import type { LeaseQueue } from './leases/lease-queue.js';
 import type { ReconcileResult, Reconciler } from './leases/reconciler.js';
 import { backoffMs } from './leases/work-queue.js';
 import type { Logger } from './logger.js';
+import { OK } from './probes.js';
+import type { Readiness } from './probes.js';
 import type { Seller } from './selling/seller.js';
 import { writeFileAtomic } from './state/atomic-file.js';
 import { Ticker } from './ticker.js';
@@ -35,6 +37,8 @@ export interface AgentHandle {
   /** Resolves when stopped; rejects with AgentFatalError when the agent stopped by itself. */
   readonly done: Promise<void>;
   status(): AgentStatus;
+  /** What GET /readyz answers (probes.ts). */
+  readiness(): Readiness;
   /**
    * Drains: no new events; lease work in flight gets until the drain
    * deadline (GPUX_DRAIN_TIMEOUT_SECONDS), the rest is left to the next start; then
@@ -123,6 +127,28 @@ export function startRuntime(parts: AgentParts): AgentHandle {
       },
     };
   };
+  let attached = false;
+  /** Ready: attached and heard by the exchange, consuming events, the provisioner answering. */
+  const readiness = (): Readiness => {
+    const beat = heartbeat.last;
+    const failed = beat?.ok === false ? beat.failed : undefined;
+    return {
+      phase,
+      checks: {
+        exchange: !attached
+          ? 'not attached yet'
+          : failed === 'exchange'
+            ? `the last heartbeat was not answered: ${beat?.error ?? ''}`
+            : OK,
+        events: events === undefined ? 'not consuming yet' : (events.problem() ?? OK),
+        provisioner:
+          failed === 'provisioner'
+            ? `the nodes' health could not be read: ${beat?.error ?? ''}`
+            : OK,
+      },
+    };
+  };
+
   const writeStatus = async (): Promise<void> => {
     try {
       await writeFileAtomic(
@@ -170,6 +196,7 @@ export function startRuntime(parts: AgentParts): AgentHandle {
       throw new AgentFatalError('Attach answered without an event source');
     }
     heartbeat.learn(res.nodes, sentAtMs);
+    attached = true;
     return res;
   };
 
@@ -317,6 +344,7 @@ export function startRuntime(parts: AgentParts): AgentHandle {
     ready,
     done,
     status,
+    readiness,
     stop: () => {
       stopPromise ??= (async () => {
         if (phase !== 'failed') phase = 'draining';

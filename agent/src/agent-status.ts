@@ -16,7 +16,14 @@ export interface AgentStatus {
   /** Why the agent stopped by itself (phase failed). */
   readonly fatal: string | undefined;
   readonly lastHeartbeat:
-    { readonly atMs: number; readonly ok: boolean; readonly error?: string } | undefined;
+    | {
+        readonly atMs: number;
+        readonly ok: boolean;
+        readonly error?: string;
+        /** Which step failed: reading the nodes' health (the provisioner), or the call. */
+        readonly failed?: 'provisioner' | 'exchange';
+      }
+    | undefined;
   /** The cluster's nodes as the last heartbeat answer showed them. */
   readonly nodes: readonly { hostname: string; status: string; leaseId: string }[];
   /** undefined: GPUX_ASK_PRICE unset, no sells are listed. */

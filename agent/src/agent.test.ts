@@ -276,6 +276,25 @@ describe('agent in process (gpux start, D34)', () => {
     expect(written.exchange.refused[0]).toMatchObject({ method: 'Heartbeat', message });
   });
 
+  it('is ready once running with every check ok; not while its heartbeats go unanswered, nor once stopping (issue 23)', async () => {
+    const { exchange, agent } = await start();
+    expect(agent.readiness()).toEqual({
+      phase: 'running',
+      checks: { exchange: 'ok', events: 'ok', provisioner: 'ok' },
+    });
+    exchange.down.add('heartbeat');
+    await until('an unanswered heartbeat', () => agent.readiness().checks.exchange !== 'ok');
+    expect(agent.readiness().checks.exchange).toMatch(
+      /^the last heartbeat was not answered: heartbeat: UNAVAILABLE/,
+    );
+    exchange.down.delete('heartbeat');
+    await until('an answered heartbeat', () => agent.readiness().checks.exchange === 'ok');
+    const stopping = agent.stop();
+    expect(agent.readiness().phase).toBe('draining');
+    await stopping;
+    expect(agent.readiness().phase).toBe('stopped');
+  });
+
   it('stop() waits for lease work at most the drain deadline; the unfinished event is handed back and the next start provisions the lease (D30)', async () => {
     const { logger, lines } = recording();
     // A provisioning that would take ten minutes; a drain deadline of one second.

@@ -17,7 +17,7 @@ import type { InProcessBus } from '@gpux/shared';
 
 import { startRuntime } from './agent-runtime.js';
 import type { AgentHandle } from './agent-runtime.js';
-import type { AgentConfig } from './config.js';
+import type { AgentConfig, ExchangeTls } from './config.js';
 import { AgentFatalError } from './errors.js';
 import { BusEventStream } from './events/bus-event-stream.js';
 import { NatsEventStream } from './events/nats-event-stream.js';
@@ -32,6 +32,7 @@ import { LeaseQueue } from './leases/lease-queue.js';
 import { LeaseWorker } from './leases/lease-worker.js';
 import { AgentMetrics, serveMetrics } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
+import type { Readiness } from './probes.js';
 import { Reconciler } from './leases/reconciler.js';
 import { SILENT_LOGGER } from './logger.js';
 import type { Logger } from './logger.js';
@@ -42,6 +43,7 @@ import { SessionBackends, sessionBackendOf } from './sessions.js';
 import { SshGateway, loadOrCreateHostKey } from './ssh/index.js';
 import { ReportMarks } from './state/report-marks.js';
 import { Tombstones } from './state/tombstones.js';
+import { TlsFilesWatcher, checkCertificates, checkKeyPair } from './tls-files.js';
 
 export type { AgentHandle } from './agent-runtime.js';
 export { AgentFatalError } from './errors.js';
@@ -122,16 +124,22 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
   // 4. The exchange: every call goes through the pacing that keeps within
   //    its limits; what reaches the exchange is counted (GPUX_METRICS_LISTEN).
   const metrics = new AgentMetrics();
-  const exchange = new PacedExchange(
-    metrics.instrument(
-      deps.exchange ??
-        new GrpcExchangeClient({
+  const grpc =
+    deps.exchange === undefined
+      ? new GrpcExchangeClient({
           target: config.exchangeTarget,
           tls: config.exchangeTls,
           token: config.token,
           deadlineMs: config.grpcDeadlineMs,
-        }),
-    ),
+        })
+      : undefined;
+  // Renewed TLS files: the next calls go over a channel with them (issue 23).
+  const renewals =
+    grpc === undefined || config.exchangeTls === undefined
+      ? undefined
+      : watchExchangeTls(grpc, config.exchangeTls, logger);
+  const exchange = new PacedExchange(
+    metrics.instrument(deps.exchange ?? (grpc as GrpcExchangeClient)),
     { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
   );
 
@@ -190,14 +198,20 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     onResult: (r) => metrics.reconciled(r),
   });
 
-  // GET /metrics, when GPUX_METRICS_LISTEN says where.
+  // GET /metrics and the probes, when GPUX_METRICS_LISTEN says where; not
+  // ready until the runtime below says so (probes.ts).
+  let readiness = (): Readiness => ({
+    phase: 'attaching',
+    checks: { exchange: 'not attached yet', events: 'not consuming yet', provisioner: 'ok' },
+  });
   let served: MetricsServer | undefined;
   if (config.metricsListen !== undefined) {
     const listen = config.metricsListen;
     try {
-      served = await serveMetrics(metrics, listen, () =>
-        metrics.sshSessions.set(gateway.openSessions),
-      );
+      served = await serveMetrics(metrics, listen, {
+        before: () => metrics.sshSessions.set(gateway.openSessions),
+        readiness: () => readiness(),
+      });
     } catch (err) {
       await gateway.close();
       await opened.close().catch((e: unknown) => logger.warn({ err: e }, 'webhook not closed'));
@@ -210,7 +224,7 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
 
   // 7. Run: attach, heartbeat, reconcile, consume the cluster's events (agent-runtime.ts).
   const bus = deps.bus;
-  return startRuntime({
+  const handle = startRuntime({
     config,
     logger,
     agentVersion: AGENT_VERSION,
@@ -237,10 +251,50 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
             filterSubject: source.filterSubject,
           }),
     close: async () => {
+      renewals?.close();
       await served?.close();
       await gateway.close();
       await opened.close();
       exchange.close();
     },
   });
+  readiness = () => handle.readiness();
+  return handle;
+}
+
+/**
+ * Watches GPUX_GRPC_CA_FILE, GPUX_GRPC_CERT_FILE and GPUX_GRPC_KEY_FILE; a
+ * new set that holds together replaces the client's channel.
+ */
+function watchExchangeTls(
+  grpc: GrpcExchangeClient,
+  tls: ExchangeTls,
+  logger: Logger,
+): TlsFilesWatcher<string> | undefined {
+  const files: Record<string, string> = {};
+  const initial: Record<string, Buffer> = {};
+  for (const [k, path, pem] of [
+    ['ca', tls.files?.ca, tls.caPem],
+    ['cert', tls.files?.cert, tls.certPem],
+    ['key', tls.files?.key, tls.keyPem],
+  ] as const) {
+    if (path === undefined || pem === undefined) continue;
+    files[k] = path;
+    initial[k] = pem;
+  }
+  if (Object.keys(files).length === 0) return undefined;
+  const watcher = new TlsFilesWatcher({
+    name: 'the gRPC TLS files (GPUX_GRPC_CA_FILE, GPUX_GRPC_CERT_FILE, GPUX_GRPC_KEY_FILE)',
+    files,
+    initial,
+    apply: (p) => {
+      const [caPem, certPem, keyPem] = [p['ca'], p['cert'], p['key']];
+      if (caPem !== undefined) checkCertificates(caPem);
+      if (certPem !== undefined && keyPem !== undefined) checkKeyPair(certPem, keyPem);
+      grpc.useTls({ caPem, certPem, keyPem });
+    },
+    logger,
+  });
+  watcher.start();
+  return watcher;
 }

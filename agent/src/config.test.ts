@@ -103,6 +103,8 @@ describe('agent settings', () => {
       webhookListen: { host: '0.0.0.0', port: 8443 },
       webhookCertPem: Buffer.from('CERT'),
       webhookKeyPem: Buffer.from('KEY'),
+      webhookCertFile: '/cert.pem',
+      webhookKeyFile: '/key.pem',
     });
     expect(
       problemsOf({
@@ -206,6 +208,8 @@ describe('agent settings', () => {
     expect(tls.exchangeTarget).toBe('exchange.example:443');
     expect(tls.exchangeTls?.certPem?.toString()).toBe('CERT');
     expect(tls.exchangeTls?.caPem).toBeUndefined();
+    // Where they are, to be read again when they change (tls-files.ts).
+    expect(tls.exchangeTls?.files).toEqual({ ca: undefined, cert: '/cert.pem', key: '/key.pem' });
     expect(
       loadAgentConfig({ ...GOOD, GPUX_GRPC_CA_FILE: '/ca.pem' }, [], {
         io,

@@ -45,6 +45,12 @@ export interface ExchangeTls {
   readonly caPem: Buffer | undefined;
   readonly certPem: Buffer | undefined;
   readonly keyPem: Buffer | undefined;
+  /** Where they were read from: the agent reads them again when they change (tls-files.ts). */
+  readonly files?: {
+    readonly ca: string | undefined;
+    readonly cert: string | undefined;
+    readonly key: string | undefined;
+  };
 }
 
 /** PROVISIONER=kubernetes (issue 13). */
@@ -58,6 +64,9 @@ export interface KubernetesConfig {
   readonly webhookListen: HostPort;
   readonly webhookCertPem: Buffer;
   readonly webhookKeyPem: Buffer;
+  /** GPUX_WEBHOOK_CERT_FILE and GPUX_WEBHOOK_KEY_FILE: read again when they change (tls-files.ts). */
+  readonly webhookCertFile: string;
+  readonly webhookKeyFile: string;
 }
 
 export interface AgentConfig {
@@ -231,6 +240,8 @@ export function compileSettings(
       webhookListen: parseHostPort(v.webhookListen) as HostPort,
       webhookCertPem: webhookCertPem ?? Buffer.alloc(0),
       webhookKeyPem: webhookKeyPem ?? Buffer.alloc(0),
+      webhookCertFile: v.webhookCertFile ?? '',
+      webhookKeyFile: v.webhookKeyFile ?? '',
     };
   }
 
@@ -253,7 +264,14 @@ export function compileSettings(
   const heartbeatIntervalMs = v.heartbeatSeconds * 1000;
   return {
     exchangeTarget: exchange?.target ?? '',
-    exchangeTls: tlsWanted ? { caPem, certPem, keyPem } : undefined,
+    exchangeTls: tlsWanted
+      ? {
+          caPem,
+          certPem,
+          keyPem,
+          files: { ca: v.grpcCaFile, cert: v.grpcCertFile, key: v.grpcKeyFile },
+        }
+      : undefined,
     token: v.token ?? '',
     clusterId: v.clusterId ?? '',
     natsUrl: v.natsUrl,

@@ -77,14 +77,16 @@ export class Heartbeat {
 
   private async beat(): Promise<void> {
     const sentAtMs = Date.now();
+    let step: 'provisioner' | 'exchange' = 'provisioner';
     try {
       const health = await this.o.provisioner.health();
+      step = 'exchange';
       const res = await this.o.exchange.heartbeat({ clusterId: this.o.clusterId, nodes: health });
       this.learn(res.nodes, sentAtMs);
       this.lastBeat = { atMs: Date.now(), ok: true };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      this.lastBeat = { atMs: Date.now(), ok: false, error };
+      this.lastBeat = { atMs: Date.now(), ok: false, error, failed: step };
       if (!isRefusedAsIs(err)) this.o.logger.warn({ err }, 'heartbeat failed');
       else if (!err.repeated) {
         // The next heartbeats are sent on schedule (fresh state, not this request again).

@@ -9,6 +9,7 @@ import { compileAgentConfig } from './config.js';
 import { ExchangeError } from './exchange/exchange-client.js';
 import { AgentMetrics, serveMetrics } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
+import type { Readiness } from './probes.js';
 import { FakeExchange } from './testing/fake-exchange.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -71,8 +72,10 @@ describe('the agent metrics', () => {
   it('serve GET /metrics on their own address, reading the gauges first; anything else is 404', async () => {
     const m = new AgentMetrics();
     let sessions = 0;
-    server = await serveMetrics(m, { host: '127.0.0.1', port: 0 }, () =>
-      m.sshSessions.set(++sessions),
+    server = await serveMetrics(
+      m,
+      { host: '127.0.0.1', port: 0 },
+      { before: () => m.sshSessions.set(++sessions) },
     );
     const url = `http://127.0.0.1:${server.address.port}`;
     const res = await fetch(`${url}/metrics`);
@@ -81,6 +84,56 @@ describe('the agent metrics', () => {
     expect(value(await res.text(), 'gpux_agent_ssh_sessions_open')).toBe(1);
     expect((await fetch(`${url}/`)).status).toBe(404);
     expect((await fetch(`${url}/metrics`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('serve the probes beside them: /healthz alive, /readyz 200 only when running with every check ok', async () => {
+    let readiness: Readiness = {
+      phase: 'attaching',
+      checks: { exchange: 'not attached yet', events: 'not consuming yet', provisioner: 'ok' },
+    };
+    server = await serveMetrics(
+      new AgentMetrics(),
+      { host: '127.0.0.1', port: 0 },
+      { readiness: () => readiness },
+    );
+    const url = `http://127.0.0.1:${server.address.port}`;
+    const get = async (path: string): Promise<{ status: number; json: unknown }> => {
+      const res = await fetch(`${url}${path}`);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      return { status: res.status, json: await res.json() };
+    };
+    expect(await get('/healthz')).toEqual({ status: 200, json: { status: 'ok' } });
+    expect(await get('/readyz')).toEqual({
+      status: 503,
+      json: {
+        data: null,
+        error: {
+          code: 'unavailable',
+          message:
+            'not ready: starting: not attached and consuming yet; exchange: not attached yet; events: not consuming yet',
+          phase: 'attaching',
+          checks: readiness.checks,
+        },
+      },
+    });
+    readiness = { phase: 'running', checks: { exchange: 'ok', events: 'ok', provisioner: 'ok' } };
+    expect(await get('/readyz')).toEqual({
+      status: 200,
+      json: { status: 'ready', phase: 'running', checks: readiness.checks },
+    });
+    // One check failing is enough.
+    readiness = {
+      phase: 'running',
+      checks: { exchange: 'ok', events: 'NATS disconnected', provisioner: 'ok' },
+    };
+    expect((await get('/readyz')).status).toBe(503);
+    // Draining: 503 though every check is ok; alive still.
+    readiness = { phase: 'draining', checks: { exchange: 'ok', events: 'ok', provisioner: 'ok' } };
+    const draining = await get('/readyz');
+    expect(draining.status).toBe(503);
+    expect(JSON.stringify(draining.json)).toContain('draining: the agent is stopping (SIGTERM)');
+    expect((await get('/healthz')).status).toBe(200);
+    expect((await fetch(`${url}/readyz`, { method: 'POST' })).status).toBe(404);
   });
 
   it('are off unless GPUX_METRICS_LISTEN names an address', () => {

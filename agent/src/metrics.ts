@@ -14,6 +14,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ExchangeError } from './exchange/exchange-client.js';
 import type { ExchangeApi } from './exchange/exchange-client.js';
 import type { ReconcileResult } from './leases/reconciler.js';
+import { probeAnswer } from './probes.js';
+import type { Readiness } from './probes.js';
 import type { HostPort } from './settings.js';
 
 /** Seconds: a call to the exchange (1 ms … 10 s). */
@@ -173,22 +175,42 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+export interface ServeOptions {
+  /** Runs before each scrape (gauges read from the agent's parts). */
+  readonly before?: () => void;
+  /** GET /readyz's answer (probes.ts); without it there are no probes. */
+  readonly readiness?: () => Readiness;
+}
+
 /**
- * GET /metrics on `listen`; anything else is 404. `before` runs before each
- * scrape (gauges read from the agent's parts).
+ * GET /metrics on `listen`, and the probes GET /healthz and GET /readyz
+ * (probes.ts); anything else is 404.
  */
 export async function serveMetrics(
   metrics: AgentMetrics,
   listen: HostPort,
-  before: () => void = () => undefined,
+  o: ServeOptions = {},
 ): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    const probe =
+      req.method !== 'GET' || o.readiness === undefined
+        ? undefined
+        : probeAnswer(path, o.readiness);
+    if (probe !== undefined) {
+      res
+        .writeHead(probe.status, {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'no-store',
+        })
+        .end(probe.body);
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    before();
+    o.before?.();
     metrics.registry.metrics().then(
       (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
       (err: unknown) =>

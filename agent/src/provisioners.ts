@@ -21,6 +21,7 @@ import { AdmissionWebhookServer } from './provisioner/kubernetes/webhook-server.
 import type { Provisioner } from './provisioner/provisioner.js';
 import { SimulatedProvisioner } from './provisioner/simulated-provisioner.js';
 import type { SftpMode } from './ssh/gateway-config.js';
+import { TlsFilesWatcher, checkKeyPair } from './tls-files.js';
 
 export interface OpenProvisioner {
   readonly provisioner: Provisioner;
@@ -92,7 +93,27 @@ export async function openProvisioner(
       { cause: err },
     );
   }
-  return { provisioner, sftp: 'backend', close: () => webhook.close() };
+  // cert-manager renews the certificate: the new one is served without a
+  // restart, so a renewal never leaves lease pods refused (issue 23).
+  const renewals = new TlsFilesWatcher({
+    name: 'the webhook certificate (GPUX_WEBHOOK_CERT_FILE, GPUX_WEBHOOK_KEY_FILE)',
+    files: { cert: k.webhookCertFile, key: k.webhookKeyFile },
+    initial: { cert: k.webhookCertPem, key: k.webhookKeyPem },
+    apply: ({ cert, key }) => {
+      checkKeyPair(cert, key);
+      webhook.setCertificate(cert, key);
+    },
+    logger,
+  });
+  renewals.start();
+  return {
+    provisioner,
+    sftp: 'backend',
+    close: () => {
+      renewals.close();
+      return webhook.close();
+    },
+  };
 }
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';

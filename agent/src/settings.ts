@@ -150,7 +150,7 @@ export const AGENT_SETTINGS = [
     name: 'GPUX_METRICS_LISTEN',
     parse: hostPort,
     description:
-      'where `GET /metrics` (Prometheus text) listens (`host:port`); unset: no metrics. It has no token: keep it on a private address',
+      'where `GET /metrics` (Prometheus text) and the probes `GET /healthz` and `GET /readyz` listen (`host:port`); unset: none of them. It has no token: keep it on a private address',
   }),
   setting('askPrice', {
     name: 'GPUX_ASK_PRICE',

@@ -123,6 +123,7 @@ describe('what the images declare is what deploy/ assumes', () => {
     const port = (hostPort: string | undefined): string => `${hostPort?.split(':').pop()}/tcp`;
     expect(ports).toContain(port(settings['GPUX_SSH_LISTEN']));
     expect(ports).toContain(port(settings['GPUX_WEBHOOK_LISTEN']));
+    expect(ports).toContain(port(settings['GPUX_METRICS_LISTEN']));
     expect(port(envOf(image)['GPUX_SSH_LISTEN'])).toBe(port(settings['GPUX_SSH_LISTEN']));
     // What runs: tini (SIGTERM drains, orphans reaped), then `gpux agent`.
     expect(image.WorkingDir).toBe('/opt/gpux');

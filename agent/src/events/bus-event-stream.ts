@@ -16,6 +16,11 @@ export class BusEventStream implements EventStream {
     private readonly source: BusSource,
   ) {}
 
+  /** In the same process: always there. */
+  problem(): string | undefined {
+    return undefined;
+  }
+
   consume(handler: (m: EventMessage) => void): Promise<EventSubscription> {
     const consumer = this.bus.consumer(this.source.consumer, {
       filterSubject: this.source.filterSubject,

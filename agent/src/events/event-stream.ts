@@ -27,5 +27,7 @@ export interface EventStream {
    * handler acks or naks each. Keeps going across server restarts.
    */
   consume(handler: (m: EventMessage) => void): Promise<EventSubscription>;
+  /** Why no events can come now (disconnected, the consumer missing); undefined: they can. */
+  problem(): string | undefined;
   close(): Promise<void>;
 }

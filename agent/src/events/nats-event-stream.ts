@@ -76,10 +76,28 @@ export class NatsEventStream implements EventStream {
   /** Since when the consumer is missing (logged once), undefined while it is there. */
   private lostAt: number | undefined;
 
+  /** Since the connection dropped, until it is back (the agent's /readyz). */
+  private disconnected = false;
+
   private constructor(
     private readonly nc: NatsConnection,
     private readonly o: NatsEventStreamOptions,
-  ) {}
+  ) {
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === 'disconnect') this.disconnected = true;
+        else if (st.type === 'reconnect') this.disconnected = false;
+      }
+    })();
+  }
+
+  problem(): string | undefined {
+    if (this.nc.isClosed()) return 'the NATS connection is closed';
+    if (this.disconnected) return 'NATS disconnected; reconnecting';
+    if (this.lostAt !== undefined)
+      return 'the event consumer is missing (NATS lost its data?); the exchange is asked to make it again';
+    return undefined;
+  }
 
   static async connect(o: NatsEventStreamOptions): Promise<NatsEventStream> {
     // The connection as the exchange makes its own (shared/src/nats-connection.ts).

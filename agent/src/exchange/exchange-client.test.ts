@@ -7,6 +7,9 @@ import type { ServiceError, UntypedHandleCall } from '@grpc/grpc-js';
 import { AgentServiceService } from '@gpux/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import type { ExchangeTls } from '../config.js';
+import { selfSigned } from '../testing/certificates.js';
+
 import {
   ERROR_KINDS,
   ExchangeError,
@@ -18,6 +21,28 @@ import {
 } from './exchange-client.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
+
+/** `server` listening on loopback with `creds`, and a client of it. */
+async function clientOf(
+  server: Server,
+  creds: ServerCredentials,
+  tls: ExchangeTls | undefined,
+): Promise<GrpcExchangeClient> {
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e === null ? resolve(p) : reject(e))),
+  );
+  return new GrpcExchangeClient({
+    target: `127.0.0.1:${port}`,
+    tls,
+    token: 'gpux_0123456789abcdef',
+    deadlineMs: 5_000,
+  });
+}
+
+async function shutDown(client: GrpcExchangeClient | undefined, server: Server | undefined) {
+  client?.close();
+  await new Promise<void>((resolve) => (server ? server.tryShutdown(() => resolve()) : resolve()));
+}
 
 function trailers(value?: string): Metadata {
   const md = new Metadata();
@@ -106,25 +131,10 @@ describe('GrpcExchangeClient against a grpc-js server', () => {
       Object.keys(AgentServiceService).map((name) => [name, refuse]),
     );
     server.addService(AgentServiceService, handlers);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
-        e === null ? resolve(p) : reject(e),
-      ),
-    );
-    client = new GrpcExchangeClient({
-      target: `127.0.0.1:${port}`,
-      tls: undefined,
-      token: 'gpux_0123456789abcdef',
-      deadlineMs: 5_000,
-    });
+    client = await clientOf(server, ServerCredentials.createInsecure(), undefined);
   });
 
-  afterAll(async () => {
-    client?.close();
-    await new Promise<void>((resolve) =>
-      server ? server.tryShutdown(() => resolve()) : resolve(),
-    );
-  });
+  afterAll(() => shutDown(client, server));
 
   it('a RESOURCE_EXHAUSTED with the retry-after-ms trailer carries the wait', async () => {
     answers.push({
@@ -153,5 +163,52 @@ describe('GrpcExchangeClient against a grpc-js server', () => {
       retryAfterMs: undefined,
     });
     expect(isRefusedAsIs(err)).toBe(true);
+  });
+});
+
+describe('new TLS files (issue 23)', () => {
+  let server: Server;
+  let client: GrpcExchangeClient;
+  /** Heartbeats the server holds until the test answers them, with the connection each came on. */
+  const held: { peer: string; answer: () => void }[] = [];
+  const arrived: (() => void)[] = [];
+  const cert = selfSigned('127.0.0.1');
+
+  beforeAll(async () => {
+    server = new Server();
+    const hold: UntypedHandleCall = (
+      call: { getPeer(): string },
+      cb: (e: null, res: { nodes: [] }) => void,
+    ) => {
+      held.push({ peer: call.getPeer(), answer: () => cb(null, { nodes: [] }) });
+      arrived.shift()?.();
+    };
+    server.addService(AgentServiceService, { heartbeat: hold });
+    client = await clientOf(
+      server,
+      ServerCredentials.createSsl(null, [{ private_key: cert.key, cert_chain: cert.cert }]),
+      { caPem: cert.cert, certPem: undefined, keyPem: undefined },
+    );
+  });
+
+  afterAll(() => shutDown(client, server));
+
+  const heldCall = (): Promise<void> => new Promise((resolve) => arrived.push(resolve));
+
+  it('the next calls go over a new connection; a call under way on the old one is answered', async () => {
+    const first = heldCall();
+    const before = client.heartbeat({ clusterId: CLUSTER, nodes: [] });
+    await first;
+    client.useTls({ caPem: cert.cert, certPem: undefined, keyPem: undefined });
+    const second = heldCall();
+    const after = client.heartbeat({ clusterId: CLUSTER, nodes: [] });
+    await second;
+    expect(held).toHaveLength(2);
+    expect(held[1]?.peer).not.toBe(held[0]?.peer);
+    // The old channel is closed only once its call is answered: it is not lost.
+    held[0]?.answer();
+    await expect(before).resolves.toEqual({ nodes: [] });
+    held[1]?.answer();
+    await expect(after).resolves.toEqual({ nodes: [] });
   });
 });

@@ -172,28 +172,58 @@ export interface GrpcExchangeOptions {
 
 type Callback<Res> = (error: ServiceError | null, response: Res) => void;
 type Invoke<Res> = (
+  client: AgentServiceClient,
   metadata: Metadata,
   options: Partial<CallOptions>,
   callback: Callback<Res>,
 ) => unknown;
 
+function credentialsOf(tls: ExchangeTls | undefined): ChannelCredentials {
+  return tls === undefined
+    ? credentials.createInsecure()
+    : credentials.createSsl(tls.caPem ?? null, tls.keyPem ?? null, tls.certPem ?? null);
+}
+
 export class GrpcExchangeClient implements ExchangeApi {
-  private readonly client: AgentServiceClient;
+  private client: AgentServiceClient;
+  /** Calls under way on each channel: a replaced one is closed once its calls are done. */
+  private readonly inFlight = new Map<AgentServiceClient, number>();
+  private readonly retired = new Set<AgentServiceClient>();
   private readonly metadata: Metadata;
 
   constructor(private readonly o: GrpcExchangeOptions) {
-    const creds: ChannelCredentials =
-      o.tls === undefined
-        ? credentials.createInsecure()
-        : credentials.createSsl(o.tls.caPem ?? null, o.tls.keyPem ?? null, o.tls.certPem ?? null);
-    this.client = new AgentServiceClient(o.target, creds);
+    this.client = new AgentServiceClient(o.target, credentialsOf(o.tls));
     this.metadata = new Metadata();
     this.metadata.set('authorization', `Bearer ${o.token}`);
   }
 
+  /**
+   * New TLS files (renewed, tls-files.ts): the calls from now on go over a
+   * new channel with them; the old channel is closed once the calls under
+   * way on it have finished (closing it at once would fail those not yet
+   * sent).
+   */
+  useTls(tls: ExchangeTls): void {
+    const old = this.client;
+    this.client = new AgentServiceClient(this.o.target, credentialsOf(tls));
+    this.retired.add(old);
+    this.closeIfDone(old);
+  }
+
+  private closeIfDone(c: AgentServiceClient): void {
+    if (!this.retired.has(c) || (this.inFlight.get(c) ?? 0) > 0) return;
+    this.retired.delete(c);
+    this.inFlight.delete(c);
+    c.close();
+  }
+
   private call<Res>(name: string, invoke: Invoke<Res>): Promise<Res> {
     return new Promise((resolve, reject) => {
-      invoke(this.metadata, { deadline: Date.now() + this.o.deadlineMs }, (err, res) => {
+      const client = this.client;
+      this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
+      invoke(client, this.metadata, { deadline: Date.now() + this.o.deadlineMs }, (err, res) => {
+        this.inFlight.set(client, (this.inFlight.get(client) ?? 1) - 1);
+        this.closeIfDone(client);
         if (err === null) resolve(res);
         else {
           reject(
@@ -208,54 +238,58 @@ export class GrpcExchangeClient implements ExchangeApi {
   }
 
   attach(req: AttachRequest): Promise<AttachResponse> {
-    return this.call('Attach', (md, opts, cb) => this.client.attach(req, md, opts, cb));
+    return this.call('Attach', (client, md, opts, cb) => client.attach(req, md, opts, cb));
   }
 
   heartbeat(req: HeartbeatRequest): Promise<HeartbeatResponse> {
-    return this.call('Heartbeat', (md, opts, cb) => this.client.heartbeat(req, md, opts, cb));
+    return this.call('Heartbeat', (client, md, opts, cb) => client.heartbeat(req, md, opts, cb));
   }
 
   listSells(clusterId: string): Promise<ListSellsResponse> {
-    return this.call('ListSells', (md, opts, cb) =>
-      this.client.listSells({ clusterId }, md, opts, cb),
+    return this.call('ListSells', (client, md, opts, cb) =>
+      client.listSells({ clusterId }, md, opts, cb),
     );
   }
 
   publishSell(req: PublishSellRequest): Promise<PublishSellResponse> {
-    return this.call('PublishSell', (md, opts, cb) => this.client.publishSell(req, md, opts, cb));
+    return this.call('PublishSell', (client, md, opts, cb) =>
+      client.publishSell(req, md, opts, cb),
+    );
   }
 
   withdrawSell(clusterId: string, orderId: string): Promise<WithdrawSellResponse> {
-    return this.call('WithdrawSell', (md, opts, cb) =>
-      this.client.withdrawSell({ clusterId, orderId }, md, opts, cb),
+    return this.call('WithdrawSell', (client, md, opts, cb) =>
+      client.withdrawSell({ clusterId, orderId }, md, opts, cb),
     );
   }
 
   listLeases(clusterId: string): Promise<ListLeasesResponse> {
-    return this.call('ListLeases', (md, opts, cb) =>
-      this.client.listLeases({ clusterId }, md, opts, cb),
+    return this.call('ListLeases', (client, md, opts, cb) =>
+      client.listLeases({ clusterId }, md, opts, cb),
     );
   }
 
   reportProvisioned(req: ReportProvisionedRequest): Promise<ReportResponse> {
-    return this.call('ReportProvisioned', (md, opts, cb) =>
-      this.client.reportProvisioned(req, md, opts, cb),
+    return this.call('ReportProvisioned', (client, md, opts, cb) =>
+      client.reportProvisioned(req, md, opts, cb),
     );
   }
 
   reportRevoked(clusterId: string, leaseId: string): Promise<ReportResponse> {
-    return this.call('ReportRevoked', (md, opts, cb) =>
-      this.client.reportRevoked({ clusterId, leaseId }, md, opts, cb),
+    return this.call('ReportRevoked', (client, md, opts, cb) =>
+      client.reportRevoked({ clusterId, leaseId }, md, opts, cb),
     );
   }
 
   reportFailed(clusterId: string, leaseId: string, reason: string): Promise<ReportResponse> {
-    return this.call('ReportFailed', (md, opts, cb) =>
-      this.client.reportFailed({ clusterId, leaseId, reason }, md, opts, cb),
+    return this.call('ReportFailed', (client, md, opts, cb) =>
+      client.reportFailed({ clusterId, leaseId, reason }, md, opts, cb),
     );
   }
 
   close(): void {
+    for (const c of this.retired) c.close();
+    this.retired.clear();
     this.client.close();
   }
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SILENT_LOGGER } from '../../logger.js';
+import { selfSigned, servedSerial } from '../../testing/certificates.js';
 import { AdmissionWebhookServer } from './webhook-server.js';
 
 const ID = 'lse_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -151,5 +153,24 @@ describe('the admission webhook over HTTPS (AdmissionReview v1)', () => {
       response: { allowed: false, status: { code: 503 } },
     });
     expect((await post({ hello: 'world' })).status).toBe(400);
+  });
+});
+
+describe('a renewed certificate (issue 23)', () => {
+  it('is presented to new connections once set, without a restart', async () => {
+    const before = await servedSerial(port);
+    expect(before).toBe(new X509Certificate(ca).serialNumber);
+    const renewed = selfSigned('gpux-agent-webhook');
+    server.setCertificate(renewed.cert, renewed.key);
+    expect(await servedSerial(port)).toBe(new X509Certificate(renewed.cert).serialNumber);
+    // And it still answers, verified against the new certificate.
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/healthz', ca: renewed.cert }, (r) =>
+        resolve(r.statusCode ?? 0),
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res).toBe(200);
   });
 });

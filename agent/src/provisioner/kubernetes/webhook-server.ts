@@ -2,7 +2,10 @@
 // the API server posts an AdmissionReview v1 for every pod created in a
 // lease's namespace (the MutatingWebhookConfiguration selects namespaces by
 // the lease label, failurePolicy Fail), and gets back the JSON Patch of
-// placement.ts: the lease's node selector, affinity and tolerations.
+// placement.ts: the lease's node selector, affinity and tolerations. A
+// renewed certificate is put in use without a restart (setCertificate, from
+// the files' watcher in provisioners.ts); connections already open keep the
+// one they were made with.
 
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
@@ -66,6 +69,11 @@ export class AdmissionWebhookServer {
       });
     });
     return this.address();
+  }
+
+  /** From now on new connections get this certificate (checked by the caller: tls-files.ts). */
+  setCertificate(certPem: Buffer, keyPem: Buffer): void {
+    this.server.setSecureContext({ cert: certPem, key: keyPem });
   }
 
   address(): { host: string; port: number } {
