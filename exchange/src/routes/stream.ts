@@ -97,7 +97,9 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
       }
       res.writeHead(200, SSE_HEADERS);
       let stream: Watcher | undefined;
-      const w = feed.watch(new SocketSink(res), lastEventId, () => ctx.streams.release(address, stream));
+      const w = feed.watch(new SocketSink(res), lastEventId, () =>
+        ctx.streams.release(address, stream),
+      );
       if (!w.closed) {
         stream = w;
         ctx.streams.track(w);
