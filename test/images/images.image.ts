@@ -6,8 +6,8 @@
 // a buyer's lease reached with the real OpenSSH client pinned to the host
 // key the agent container reported, the agent container restarted on its
 // state volume (same host key, lease kept: D30), termination removing
-// access. Both containers run as uid 65532 with a read-only root file
-// system. Run by `npm run test:images` (test/images/run.ts), which builds
+// access; the exchange's image serves the built console at /console/.
+// Both containers run as uid 65532 with a read-only root file system. Run by `npm run test:images` (test/images/run.ts), which builds
 // the images first; not part of `npm test`.
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -254,6 +254,20 @@ describe('the images end to end: podman, host network, read-only root, the real 
         `${AGENT_STATE}/ssh/${HOST_KEY_FILE}`,
       ).trim(),
     ).toBe('65532 600');
+  });
+
+  it("the exchange image serves the operators' console at /console/ (built into it)", async () => {
+    // Without the Vite build in the image, /console/ answers 503 (docs/console.md).
+    const page = await fetch(`${stack.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain('<title>gpux console</title>');
+    const script = /<script type="module"[^>]* src="(\/console\/assets\/[\w.-]+\.js)"/.exec(html);
+    expect(script?.[1]).toBeDefined();
+    const js = await fetch(`${stack.url}${script?.[1] ?? ''}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
   });
 
   it('attach, a buy, the lease active; ssh pinned to the reported host key runs a command', async () => {

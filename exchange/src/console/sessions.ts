@@ -158,7 +158,9 @@ export function sessionCookie(value: string, maxAgeSeconds: number, secure: bool
  * market data: order book, trades, candles): the platform's own account,
  * with the `read` scope alone. An operator sees every account through the
  * admin API anyway; this only lets the console read the market as any
- * client does, with no token of an account in the page.
+ * client does, with no token of an account in the page. These reads are
+ * not counted against the platform account's limit (D18; http/guard.ts):
+ * every open console would otherwise share, and spend, that one budget.
  */
 export async function consoleReader(q: Queryable): Promise<Principal> {
   const [row] = await q.query<{ organization_id: string }>(

@@ -9,7 +9,8 @@
 //   - a customer request is counted against its account's limit (D18) before
 //     its body is read, so invalid requests count too, and every customer
 //     answer carries the X-RateLimit-* headers; past the limit: 429 with
-//     Retry-After. An idempotent replay is not counted (D18): a POST or
+//     Retry-After. An operator's console reading the market with its
+//     session cookie is counted nowhere, as the admin API is not. An idempotent replay is not counted (D18): a POST or
 //     DELETE with an Idempotency-Key gets its slot back when it replays, and
 //     past the limit it is refused only once the key turned out not to be a
 //     replay (auth/idempotency.ts; a last preHandler refuses it otherwise);
@@ -80,8 +81,12 @@ function refuseHeldBack(
  */
 function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
   return async (request, reply) => {
-    const principal = await customerOf(ctx, request, scope);
+    const { principal, operator } = await customerOf(ctx, request, scope);
     request.principal = principal;
+    // An operator's console reading the market is not a customer's request:
+    // like the admin API it is not counted (D18), so the console never
+    // spends an account's budget (docs/console.md, "Reading the market").
+    if (operator) return;
     // D18: counted before the body is read, so invalid requests count too.
     const d = ctx.limiter.take(principal.accountId, kind);
     reply.header('X-RateLimit-Limit', d.limit);
@@ -111,24 +116,27 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
 /**
  * The caller of a customer route: its Bearer token; or, for a read (scope
  * `read`) sent with the console's session cookie and no token, the
- * platform's account reading (console/sessions.ts consoleReader).
+ * platform's account reading (console/sessions.ts consoleReader) for an
+ * operator (`operator`: not counted against any account's limit).
  */
 async function customerOf(
   ctx: RouteContext,
   request: FastifyRequest,
   scope: TokenScope,
-): Promise<Principal> {
+): Promise<{ principal: Principal; operator: boolean }> {
   const sessionId =
     scope === 'read' && request.headers.authorization === undefined
       ? sessionIdOf(request.headers.cookie)
       : undefined;
-  if (sessionId === undefined) return authenticate(ctx.directory, request, scope);
+  if (sessionId === undefined) {
+    return { principal: await authenticate(ctx.directory, request, scope), operator: false };
+  }
   if ((await sessionOperator(ctx.db, ctx.adminToken, sessionId)) === undefined) {
     throw new GpuxError('unauthorized', 'the console session has ended; sign in again');
   }
   const reads = request.method === 'GET' || request.method === 'HEAD';
   if (!reads) throw new GpuxError('forbidden', 'the console session only reads the market');
-  return consoleReader(ctx.db);
+  return { principal: await consoleReader(ctx.db), operator: true };
 }
 
 function addressGuard(limiter: AddressLimiter): Guard {

@@ -23,15 +23,16 @@ interface Answer {
   readonly status: number;
   readonly json: Record<string, unknown>;
   readonly cookie: string | undefined;
+  readonly rateLimit: unknown;
 }
 
 /** A request with a cookie and headers, no Authorization. */
 async function send(
   method: 'GET' | 'POST' | 'DELETE',
   url: string,
-  o: { cookie?: string; csrf?: string; body?: unknown } = {},
+  o: { cookie?: string; csrf?: string; body?: unknown; on?: TestExchange } = {},
 ): Promise<Answer> {
-  const res = await ex.app.inject({
+  const res = await (o.on ?? ex).app.inject({
     method,
     url,
     headers: {
@@ -45,11 +46,15 @@ async function send(
     status: res.statusCode,
     json: res.json<Record<string, unknown>>(),
     cookie: Array.isArray(set) ? set[0] : set,
+    rateLimit: res.headers['x-ratelimit-limit'],
   };
 }
 
-async function signIn(token: string): Promise<{ cookie: string; csrf: string; set: string }> {
-  const r = await send('POST', '/v1/console/session', { body: { token } });
+async function signIn(
+  token: string,
+  on: TestExchange = ex,
+): Promise<{ cookie: string; csrf: string; set: string }> {
+  const r = await send('POST', '/v1/console/session', { body: { token }, on });
   expect(r.status, JSON.stringify(r.json)).toBe(201);
   const set = r.cookie ?? '';
   return { cookie: set.split(';')[0] ?? '', csrf: r.json['csrf_token'] as string, set };
@@ -166,6 +171,37 @@ describe('the console session', () => {
       body: { side: 'buy', gpu_type: 'h100', zone: 'us-west-1', gpu_count: 8, duration_hours: 1 },
     });
     expect(order.status).toBe(401);
+  });
+
+  it("reads the market past any account's rate limit: counted against no account (D18)", async () => {
+    // A second exchange whose accounts may make 3 queries a minute.
+    const limited = await testExchange({ rateLimits: { query: 3, create: 10, cancel: 20 } });
+    try {
+      const { cookie } = await signIn(ADMIN_TOKEN, limited);
+      for (let i = 0; i < 6; i += 1) {
+        const path = i % 2 === 0 ? '/v1/orderbook' : '/v1/trades';
+        const r = await send('GET', `${path}?gpu_type=h100&zone=us-west-1`, {
+          cookie,
+          on: limited,
+        });
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        expect(r.rateLimit).toBeUndefined();
+      }
+      // The limit is in force for an account's token all the same.
+      const reader = await limited.account('reader', { scopes: ['read'] });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const r = await limited.call(
+          'GET',
+          '/v1/orderbook?gpu_type=h100&zone=us-west-1',
+          reader.token,
+        );
+        statuses.push(r.status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('signs out with the CSRF token, and the cookie no longer works', async () => {
