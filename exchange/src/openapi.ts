@@ -36,6 +36,8 @@ interface Marks {
   readonly idempotent: boolean;
   /** Every error code the route can answer with. */
   readonly errors: readonly ErrorCode[];
+  /** The request body may be left out. */
+  readonly bodyOptional: boolean;
 }
 
 const MARKS = 'x-gpux';
@@ -102,6 +104,7 @@ const transform: SwaggerTransform = ({ schema, url, route }) => {
     ...(contract.access === 'public' && contract.rate !== undefined ? { rate: contract.rate } : {}),
     idempotent: contract.access === 'customer' && (method === 'POST' || method === 'DELETE'),
     errors: errorsOf(method, s, contract),
+    bodyOptional: contract.bodyOptional === true,
   };
   // A new object: the route's own schema is also its validator's and serializer's.
   return {
@@ -185,6 +188,7 @@ function finishOperation(op: Json): void {
         : [{ bearer: [] }];
   const given = typeof op['description'] === 'string' ? `${op['description']}\n\n` : '';
   op['description'] = given + describe(marks);
+  if (marks.bodyOptional && isJson(op['requestBody'])) op['requestBody']['required'] = false;
   if (marks.idempotent) {
     const parameters: unknown[] = Array.isArray(op['parameters']) ? op['parameters'] : [];
     op['parameters'] = [...parameters, ref('#/components/parameters/IdempotencyKey')];

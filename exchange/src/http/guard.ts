@@ -17,7 +17,8 @@
 //     client address's limit (http/address-limit.ts); past it: 429 with
 //     Retry-After.
 // Nothing is looked up per request: the guard is chosen at registration, and
-// the other public routes get none. The app's own onRequest hooks (drain, standby) run
+// the other public routes get none. A route whose body is optional
+// (`bodyOptional`) gets a first preValidation hook that makes a missing body `{}`. The app's own onRequest hooks (drain, standby) run
 // before any route's.
 
 import { GpuxError } from '@gpux/shared';
@@ -199,6 +200,12 @@ function guardOf(
   }
 }
 
+/** A request of a `bodyOptional` route sent without a body: validated as `{}`. */
+function emptyBody(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.body ??= {};
+  done();
+}
+
 /**
  * Installs the guard of every route registered on `app` from now on (call it
  * before the routes). A route without a valid contract throws here, at
@@ -213,6 +220,13 @@ export function routeGuards(
   app.decorateRequest('rateSlot', null);
   app.addHook('onRoute', (route: RouteOptions) => {
     const contract = contractOf(route.method, route.url, route.config);
+    if (contract.bodyOptional === true) {
+      const pre = route.preValidation;
+      route.preValidation = [
+        emptyBody,
+        ...(pre === undefined ? [] : Array.isArray(pre) ? pre : [pre]),
+      ];
+    }
     const guard = guardOf(ctx, addresses, contract);
     if (guard === undefined) return;
     if (contract.access === 'customer') {

@@ -8,7 +8,9 @@
 //
 // plus, optionally, `errors`: the catalogue codes the handler itself can
 // refuse with (those of authentication, rate limits, validation and
-// idempotency follow from the rest and are not listed). guard.ts turns the
+// idempotency follow from the rest and are not listed), and `bodyOptional`:
+// a request without a body is taken as one with `{}` (the document says the
+// body is not required). guard.ts turns the
 // contract into the route's authentication and rate limit; openapi.ts into
 // the document's security, headers, parameters and error responses. A route
 // without a valid contract is refused when it is registered.
@@ -23,6 +25,8 @@ export type RouteAccess = 'customer' | 'admin' | 'public';
 interface ContractBase {
   /** Refusals of the handler beyond what access and input imply, for the document. */
   readonly errors?: readonly ErrorCode[];
+  /** No body at all is an empty one (`{}`). */
+  readonly bodyOptional?: true;
 }
 
 export interface CustomerContract extends ContractBase {
@@ -55,6 +59,8 @@ declare module 'fastify' {
     rate?: RateKind | 'address';
     /** Catalogue codes the handler can refuse with (documented per route). */
     errors?: readonly ErrorCode[];
+    /** A request without a body is validated and handled as one with `{}`. */
+    bodyOptional?: boolean;
   }
 }
 
@@ -82,7 +88,14 @@ export function contractOf(
   if (errors !== undefined && (!Array.isArray(errors) || !errors.every(isErrorCode))) {
     throw new RouteContractError(`${where}: config.errors must list catalogue codes`);
   }
-  const base: ContractBase = errors === undefined ? {} : { errors };
+  const bodyOptional = c['bodyOptional'];
+  if (bodyOptional !== undefined && typeof bodyOptional !== 'boolean') {
+    throw new RouteContractError(`${where}: config.bodyOptional must be true or false`);
+  }
+  const base: ContractBase = {
+    ...(errors === undefined ? {} : { errors }),
+    ...(bodyOptional === true ? { bodyOptional } : {}),
+  };
   switch (c['access']) {
     case 'customer': {
       const scope = c['scope'];

@@ -322,6 +322,14 @@ describe('every endpoint, in each of its forms', () => {
     const cordoned = await ex.cluster(provider, 1, OPS.gpu_type, OPS.zone);
     await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
     await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
+    // The provider cordons its own cluster, and lifts its cordon (issue 23).
+    await ok(post(`/v1/clusters/${cordoned}/cordon`, { reason: 'r' }, provider));
+    await ok(post(`/v1/clusters/${cordoned}/uncordon`, undefined, provider));
+    // It cannot lift the operators' cordon, nor touch another's cluster.
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
+    await fails(post(`/v1/clusters/${cordoned}/uncordon`, {}, provider), 409, 'cluster_cordoned');
+    await fails(post(`/v1/clusters/${cordoned}/cordon`, {}, other), 404, 'not_found');
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
     // A book halted, then resumed.
     await ok(admin('GET', '/v1/admin/books'));
     await ok(admin('POST', `/v1/admin/books/${OPS.gpu_type}/${OPS.zone}/halt`, { reason: 'r' }));
