@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
 /** What transform() learns from a route's contract and transformObject() needs. */
 interface Marks {
   readonly access: RouteContract['access'];
-  /** Customer routes: D24 scope and D18 rate class. */
+  /** Customer routes: D24 scope (or scopes, any of them) as the document says it, D18 rate class. */
   readonly scope?: string;
   readonly rate?: string;
   /** Carries an Idempotency-Key (D23). */
@@ -100,7 +100,15 @@ const transform: SwaggerTransform = ({ schema, url, route }) => {
   const s = (schema ?? {}) as Json;
   const marks: Marks = {
     access: contract.access,
-    ...(contract.access === 'customer' ? { scope: contract.scope, rate: contract.rate } : {}),
+    ...(contract.access === 'customer'
+      ? {
+          scope: [contract.scope]
+            .flat()
+            .map((x) => `\`${x}\``)
+            .join(' or '),
+          rate: contract.rate,
+        }
+      : {}),
     ...(contract.access === 'public' && contract.rate !== undefined ? { rate: contract.rate } : {}),
     idempotent: contract.access === 'customer' && (method === 'POST' || method === 'DELETE'),
     errors: errorsOf(method, s, contract),
@@ -169,7 +177,7 @@ function describe(marks: Marks): string {
       return 'Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.';
     case 'customer':
       return (
-        `Needs a token with the \`${marks.scope ?? ''}\` scope. ` +
+        `Needs a token with the ${marks.scope ?? ''} scope. ` +
         `Counted as ${RATE_CLASS[marks.rate ?? ''] ?? 'a query'} against the account’s rate limit.`
       );
   }

@@ -760,7 +760,9 @@ export interface paths {
     post?: never;
     /**
      * Cancel an order
-     * @description Needs a token with the `trade` scope. Counted as a cancellation against the account’s rate limit.
+     * @description A token with the `provider` scope and not `trade` cancels only the sells of the account’s clusters (a buy or a resale: 403 forbidden).
+     *
+     *     Needs a token with the `trade` or `provider` scope. Counted as a cancellation against the account’s rate limit.
      */
     delete: operations['deleteOrdersById'];
     options?: never;

@@ -79,7 +79,11 @@ function refuseHeldBack(
  * `ctx` is read only while a request is handled (never here), so an app
  * built without services (the OpenAPI generator) registers every route.
  */
-function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
+function customerGuard(
+  ctx: RouteContext,
+  scope: TokenScope | readonly TokenScope[],
+  kind: RateKind,
+): Guard {
   return async (request, reply) => {
     const principal = await customerOf(ctx, request, scope);
     request.principal = principal;
@@ -117,7 +121,7 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
 async function customerOf(
   ctx: RouteContext,
   request: FastifyRequest,
-  scope: TokenScope,
+  scope: TokenScope | readonly TokenScope[],
 ): Promise<Principal> {
   const sessionId =
     scope === 'read' && request.headers.authorization === undefined

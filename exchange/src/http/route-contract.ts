@@ -2,6 +2,7 @@
 // Fastify `config`:
 //
 //   config: { access: 'customer', scope: 'trade', rate: 'create' }   // D24 scope, D18 class
+//   config: { access: 'customer', scope: ['trade', 'provider'], ... } // any of these scopes
 //   config: { access: 'admin' }                                      // D31 operators
 //   config: { access: 'public' }                                     // no token
 //   config: { access: 'public', rate: 'address' }                    // no token, counted per address
@@ -31,8 +32,8 @@ interface ContractBase {
 
 export interface CustomerContract extends ContractBase {
   readonly access: 'customer';
-  /** D24: the scope the caller's token needs (403 without it). */
-  readonly scope: TokenScope;
+  /** D24: the scope the caller's token needs, or a list of which it needs one (403 without). */
+  readonly scope: TokenScope | readonly TokenScope[];
   /** D18: which per-account limit the request counts against. */
   readonly rate: RateKind;
 }
@@ -53,8 +54,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route (http/route-contract.ts). */
     access?: RouteAccess;
-    /** Customer routes: the token scope needed (D24). */
-    scope?: TokenScope;
+    /** Customer routes: the token scope needed (D24), or a list of which one is needed. */
+    scope?: TokenScope | readonly TokenScope[];
     /** Customer routes: the D18 rate class; public routes: 'address' to be counted per address. */
     rate?: RateKind | 'address';
     /** Catalogue codes the handler can refuse with (documented per route). */
@@ -100,12 +101,20 @@ export function contractOf(
     case 'customer': {
       const scope = c['scope'];
       const rate = c['rate'];
-      if (!isTokenScope(scope) || !RATE_KINDS.includes(rate as RateKind)) {
+      const scopeOk = Array.isArray(scope)
+        ? scope.length > 0 && scope.every(isTokenScope)
+        : isTokenScope(scope);
+      if (!scopeOk || !RATE_KINDS.includes(rate as RateKind)) {
         throw new RouteContractError(
           `${where}: a customer route needs config.scope (a token scope) and config.rate (${RATE_KINDS.join(', ')})`,
         );
       }
-      return { ...base, access: 'customer', scope, rate: rate as RateKind };
+      return {
+        ...base,
+        access: 'customer',
+        scope: scope as TokenScope | readonly TokenScope[],
+        rate: rate as RateKind,
+      };
     }
     case 'admin':
       if (c['scope'] !== undefined || c['rate'] !== undefined) {
