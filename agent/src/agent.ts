@@ -135,19 +135,17 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
   );
 
-  // 5. Selling the free nodes (GPUX_ASK_PRICE), a round after each heartbeat.
-  const seller =
-    config.askCents === undefined
-      ? undefined
-      : new Seller({
-          clusterId,
-          exchange,
-          askCents: config.askCents,
-          listHours: config.listHours,
-          renewBeforeMs: config.sellRenewBeforeMs,
-          leasedHostnames: () => directory.leasedHostnames(),
-          logger,
-        });
+  // 5. Selling the free nodes (GPUX_ASK_PRICE), a round after each heartbeat;
+  //    without a price, the same rounds withdraw the cluster's open sells.
+  const seller = new Seller({
+    clusterId,
+    exchange,
+    askCents: config.askCents,
+    listHours: config.listHours,
+    renewBeforeMs: config.sellRenewBeforeMs,
+    leasedHostnames: () => directory.leasedHostnames(),
+    logger,
+  });
   const heartbeat = new Heartbeat({
     clusterId,
     exchange,

@@ -156,7 +156,7 @@ export const AGENT_SETTINGS = [
     name: 'GPUX_ASK_PRICE',
     parse: askPrice,
     description:
-      'dollars per GPU-hour for the free nodes, one sell per node; unset: the agent lists no sells and leaves existing ones alone',
+      'dollars per GPU-hour for the free nodes, one sell per node; unset: the agent does not sell, and withdraws every open sell of its cluster (at each heartbeat, so the cluster stays off the market)',
   }),
   // D12: a sell expires 1 h before its window ends, so a 1 h window would
   // expire when it is listed.

@@ -17,13 +17,18 @@ const node = (hostname: string, leaseId = ''): Node => ({
   leaseId,
 });
 
-function setUp(leased: Set<string> = new Set(), logger: Logger = SILENT_LOGGER) {
+function setUp(
+  leased: Set<string> = new Set(),
+  logger: Logger = SILENT_LOGGER,
+  /** null: no price (GPUX_ASK_PRICE unset). */
+  ask: number | null = 250,
+) {
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
   let now = 1_000_000;
   const seller = new Seller({
     clusterId: CLUSTER,
     exchange,
-    askCents: 250,
+    askCents: ask ?? undefined,
     listHours: 168,
     renewBeforeMs: 15 * 60_000,
     leasedHostnames: () => leased,
@@ -122,7 +127,7 @@ describe('a refusal of the book that lasts is logged once, not at every heartbea
     // One sell a round (not one per free node), and no tighter.
     expect(exchange.of('publishSell')).toHaveLength(5);
     expect(lines.filter((l) => l.includes('cordoned'))).toEqual([
-      expect.stringMatching(/^info: the exchange's operators cordoned the cluster/),
+      expect.stringMatching(/^info: the cluster is cordoned/),
     ]);
     expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([]);
     expect(seller.status.refusal).toMatchObject({ code: 'cluster_cordoned', atMs: clock.now() });
@@ -158,5 +163,30 @@ describe('a refusal of the book that lasts is logged once, not at every heartbea
     expect(lines.filter((l) => l.startsWith('warn: the exchange refused the sell'))).toHaveLength(
       2,
     );
+  });
+});
+
+describe('an agent without a price (GPUX_ASK_PRICE unset, issue 23)', () => {
+  it('withdraws the open sells of its cluster, lists none, and keeps them withdrawn', async () => {
+    const { exchange, seller, clock } = setUp(new Set(), SILENT_LOGGER, null);
+    // Sells listed at an earlier price (an agent that ran with one, or by hand).
+    const list = (n: number) =>
+      exchange.publishSell({ clusterId: CLUSTER, nodes: n, priceCents: 250, windowHours: 168 });
+    await list(1);
+    await list(1);
+    const free = { nodes: [node('node-a'), node('node-b')], atMs: clock.now() };
+    await seller.tick(free);
+    expect(seller.status.error).toBeUndefined();
+    expect(exchange.of('withdrawSell')).toHaveLength(2);
+    expect(exchange.of('publishSell')).toHaveLength(2); // the two listed above, none by the seller
+    expect(exchange.sells).toEqual([]);
+    expect(seller.status).toMatchObject({ askCents: null, listedNodes: 0, freeNodes: 2 });
+
+    // A sell of the cluster listed since is withdrawn at the next round.
+    await list(1);
+    await seller.tick({ ...free, atMs: clock.tick(1_000) });
+    expect(exchange.sells).toEqual([]);
+    expect(exchange.of('withdrawSell')).toHaveLength(3);
+    expect(exchange.of('publishSell')).toHaveLength(3);
   });
 });

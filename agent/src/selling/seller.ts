@@ -1,11 +1,15 @@
 // Keeps the cluster's free nodes listed at the agent's ask (sell-plan.ts),
-// a round after each heartbeat the exchange answered. Nodes it knows are
+// a round after each heartbeat the exchange answered. Without an ask
+// (GPUX_ASK_PRICE unset) it keeps the cluster off the market instead: each
+// round withdraws every open sell of the cluster and lists none (issue 23),
+// so an agent restarted without a price leaves no sell of an earlier price
+// behind. Nodes it knows are
 // leased are not offered even while the last heartbeat answer still shows
 // them free: those of leases it was told to provision, and those of its
 // sells filled since that answer (a sell open at the last round and
 // smaller now); the exchange would refuse them (D31: no free capacity). A
 // refusal of the book (price collar D15, minimum value D16, capacity D31,
-// the cluster cordoned by the exchange's operators) is kept for the agent's
+// the cluster cordoned by the exchange's operators or its provider) is kept for the agent's
 // status and tried again at the next heartbeat, one sell a round; it is
 // logged when it is not the refusal already kept, so one that lasts (a
 // cordon) is logged once, and the sells taken again after it once. A
@@ -21,7 +25,7 @@ import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
 import { planSells } from './sell-plan.js';
 
-/** The exchange's refusal of a sell while its operators cordon the cluster (docs/api/admin.md). */
+/** The exchange's refusal of a sell while the cluster is cordoned (docs/api/admin.md, docs/api/accounts.md). */
 export const CLUSTER_CORDONED: ErrorCode = 'cluster_cordoned';
 
 /** The cluster's nodes as a heartbeat answer showed them, and when it came. */
@@ -31,7 +35,8 @@ export interface NodesView {
 }
 
 export interface SellerStatus {
-  readonly askCents: number;
+  /** null: GPUX_ASK_PRICE unset; the agent does not sell and withdraws the cluster's sells. */
+  readonly askCents: number | null;
   /** Nodes offered by open sells after the last round. */
   readonly listedNodes: number;
   readonly freeNodes: number;
@@ -44,7 +49,8 @@ export interface SellerStatus {
 export interface SellerOptions {
   readonly clusterId: string;
   readonly exchange: ExchangeApi;
-  readonly askCents: number;
+  /** undefined: not selling (GPUX_ASK_PRICE unset): the cluster's open sells are withdrawn. */
+  readonly askCents: number | undefined;
   readonly listHours: number;
   readonly renewBeforeMs: number;
   /** Hostnames of the leases the agent holds (provisioning or provisioned). */
@@ -64,7 +70,7 @@ export class Seller {
   constructor(private readonly o: SellerOptions) {
     this.now = o.now ?? Date.now;
     this.state = {
-      askCents: o.askCents,
+      askCents: o.askCents ?? null,
       listedNodes: 0,
       freeNodes: 0,
       refusal: undefined,
@@ -133,14 +139,19 @@ export class Seller {
       const { cancelledNodes } = await this.o.exchange.withdrawSell(this.o.clusterId, orderId);
       this.o.logger.info(
         { orderId, cancelledNodes },
-        'sell withdrawn (renewed, repriced or surplus)',
+        this.o.askCents === undefined
+          ? 'sell withdrawn (GPUX_ASK_PRICE unset: the agent does not sell)'
+          : 'sell withdrawn (renewed, repriced or surplus)',
       );
     }
     for (let i = 0; i < plan.publish; i++) {
+      const priceCents = this.o.askCents;
+      // No ask: the plan publishes nothing.
+      if (priceCents === undefined) break;
       const res = await this.o.exchange.publishSell({
         clusterId: this.o.clusterId,
         nodes: 1,
-        priceCents: this.o.askCents,
+        priceCents,
         windowHours: this.o.listHours,
       });
       if (res.result?.$case === 'refusal') {
@@ -173,7 +184,7 @@ export class Seller {
     if (r.code === CLUSTER_CORDONED) {
       this.o.logger.info(
         fields,
-        "the exchange's operators cordoned the cluster: no node is listed until they lift it (asked again at each heartbeat)",
+        'the cluster is cordoned (by the exchange’s operators or its provider): no node is listed until the cordon is lifted (asked again at each heartbeat)',
       );
     } else {
       this.o.logger.warn(
