@@ -4,7 +4,8 @@
 // − 1 h). Free = online, not leased (as the exchange showed it, less the
 // nodes the agent knows were leased since), minus what open sells offer.
 // Without an ask (GPUX_ASK_PRICE unset) the agent does not sell: every open
-// sell of the cluster is withdrawn and none listed (issue 23).
+// sell it is given (the seller gives its own only) is withdrawn and none
+// listed (issue 23).
 
 import { NodeStatus } from '@gpux/proto';
 

@@ -1,9 +1,10 @@
 // Keeps the cluster's free nodes listed at the agent's ask (sell-plan.ts),
 // a round after each heartbeat the exchange answered. Without an ask
-// (GPUX_ASK_PRICE unset) it keeps the cluster off the market instead: each
-// round withdraws every open sell of the cluster and lists none (issue 23),
-// so an agent restarted without a price leaves no sell of an earlier price
-// behind. Nodes it knows are
+// (GPUX_ASK_PRICE unset) it lists none and withdraws, at each round, the
+// open sells it listed itself (remembered in the state directory,
+// state/own-sells.ts), so an agent restarted without a price leaves none of
+// its sells behind (issue 23); sells of the cluster listed by other means
+// (`gpux sell`) are left alone. Nodes it knows are
 // leased are not offered even while the last heartbeat answer still shows
 // them free: those of leases it was told to provision, and those of its
 // sells filled since that answer (a sell open at the last round and
@@ -23,6 +24,7 @@ import type { ErrorCode } from '@gpux/shared';
 import { isRefusedAsIs } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
+import type { OwnSells } from '../state/own-sells.js';
 import { planSells } from './sell-plan.js';
 
 /** The exchange's refusal of a sell while the cluster is cordoned (docs/api/admin.md, docs/api/accounts.md). */
@@ -35,7 +37,7 @@ export interface NodesView {
 }
 
 export interface SellerStatus {
-  /** null: GPUX_ASK_PRICE unset; the agent does not sell and withdraws the cluster's sells. */
+  /** null: GPUX_ASK_PRICE unset; the agent does not sell and withdraws the sells it listed. */
   readonly askCents: number | null;
   /** Nodes offered by open sells after the last round. */
   readonly listedNodes: number;
@@ -49,8 +51,10 @@ export interface SellerStatus {
 export interface SellerOptions {
   readonly clusterId: string;
   readonly exchange: ExchangeApi;
-  /** undefined: not selling (GPUX_ASK_PRICE unset): the cluster's open sells are withdrawn. */
+  /** undefined: not selling (GPUX_ASK_PRICE unset): the agent's own open sells are withdrawn. */
   readonly askCents: number | undefined;
+  /** The sells this agent listed (across restarts). */
+  readonly ownSells: OwnSells;
   readonly listHours: number;
   readonly renewBeforeMs: number;
   /** Hostnames of the leases the agent holds (provisioning or provisioned). */
@@ -108,6 +112,7 @@ export class Seller {
   private async round(view: NodesView): Promise<void> {
     const listedAtMs = this.now();
     const { orders } = await this.o.exchange.listSells(this.o.clusterId);
+    await this.o.ownSells.keepOnly(new Set(orders.map((s) => s.orderId)));
     this.noticeFills(orders, listedAtMs);
     // A heartbeat answered after a fill was noticed shows its nodes leased already.
     this.filled = this.filled.filter((f) => f.noticedAtMs >= view.atMs);
@@ -118,12 +123,15 @@ export class Seller {
     const plan = planSells({
       nodes: view.nodes,
       knownLeased: shownFreeButLeased + this.filled.reduce((sum, f) => sum + f.nodes, 0),
-      sells: orders.map((s) => ({
-        orderId: s.orderId,
-        priceCents: s.priceCents,
-        remainingNodes: s.remainingNodes,
-        expiresAtMs: s.expiresAt?.getTime(),
-      })),
+      // Without a price, only the agent's own sells are its to withdraw.
+      sells: orders
+        .filter((s) => this.o.askCents !== undefined || this.o.ownSells.has(s.orderId))
+        .map((s) => ({
+          orderId: s.orderId,
+          priceCents: s.priceCents,
+          remainingNodes: s.remainingNodes,
+          expiresAtMs: s.expiresAt?.getTime(),
+        })),
       askCents: this.o.askCents,
       nowMs: this.now(),
       renewBeforeMs: this.o.renewBeforeMs,
@@ -159,6 +167,7 @@ export class Seller {
         break;
       }
       if (res.result?.$case === 'order') {
+        await this.o.ownSells.add(res.result.value.orderId);
         listed += res.result.value.remainingNodes;
         open.set(res.result.value.orderId, res.result.value.remainingNodes);
         const was = this.state.refusal;
