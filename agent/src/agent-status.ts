@@ -26,7 +26,7 @@ export interface AgentStatus {
     | undefined;
   /** The cluster's nodes as the last heartbeat answer showed them. */
   readonly nodes: readonly { hostname: string; status: string; leaseId: string }[];
-  /** undefined: GPUX_ASK_PRICE unset, no sells are listed. */
+  /** askCents null: GPUX_ASK_PRICE unset, the cluster's sells are withdrawn. */
   readonly selling: SellerStatus | undefined;
   /** Calls held back at the exchange's request, and requests it refused as is (not sent again). */
   readonly exchange: ExchangePacingStatus;

@@ -41,6 +41,7 @@ import { openProvisioner } from './provisioners.js';
 import { Seller } from './selling/seller.js';
 import { SessionBackends, sessionBackendOf } from './sessions.js';
 import { SshGateway, loadOrCreateHostKey } from './ssh/index.js';
+import { OwnSells } from './state/own-sells.js';
 import { ReportMarks } from './state/report-marks.js';
 import { Tombstones } from './state/tombstones.js';
 import { TlsFilesWatcher, checkCertificates, checkKeyPair } from './tls-files.js';
@@ -78,8 +79,10 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const tombstones = new Tombstones(stateDir, logger);
   const reports = new ReportMarks(stateDir, logger);
+  const ownSells = new OwnSells(join(stateDir, 'sells.json'), logger);
   await tombstones.load();
   await reports.load();
+  await ownSells.load();
 
   // 2. The provisioner, and what runs beside it (the admission webhook).
   const opened = await openProvisioner(config, { logger, inventory: deps.inventory });
@@ -143,19 +146,18 @@ export async function startAgent(config: AgentConfig, deps: AgentDeps = {}): Pro
     { heartbeatIntervalMs: config.heartbeatIntervalMs, maxWaitMs: config.grpcDeadlineMs },
   );
 
-  // 5. Selling the free nodes (GPUX_ASK_PRICE), a round after each heartbeat.
-  const seller =
-    config.askCents === undefined
-      ? undefined
-      : new Seller({
-          clusterId,
-          exchange,
-          askCents: config.askCents,
-          listHours: config.listHours,
-          renewBeforeMs: config.sellRenewBeforeMs,
-          leasedHostnames: () => directory.leasedHostnames(),
-          logger,
-        });
+  // 5. Selling the free nodes (GPUX_ASK_PRICE), a round after each heartbeat;
+  //    without a price, the same rounds withdraw the sells it listed itself.
+  const seller = new Seller({
+    clusterId,
+    exchange,
+    askCents: config.askCents,
+    ownSells,
+    listHours: config.listHours,
+    renewBeforeMs: config.sellRenewBeforeMs,
+    leasedHostnames: () => directory.leasedHostnames(),
+    logger,
+  });
   const heartbeat = new Heartbeat({
     clusterId,
     exchange,

@@ -21,7 +21,7 @@ export interface HeartbeatOptions {
   readonly exchange: ExchangeApi;
   readonly provisioner: Provisioner;
   readonly intervalMs: number;
-  /** undefined: no sells are listed (GPUX_ASK_PRICE unset). */
+  /** undefined: no seller rounds (the agent always has one; tests may not). */
   readonly seller: Seller | undefined;
   readonly logger: Logger;
 }

@@ -156,7 +156,7 @@ export const AGENT_SETTINGS = [
     name: 'GPUX_ASK_PRICE',
     parse: askPrice,
     description:
-      'dollars per GPU-hour for the free nodes, one sell per node; unset: the agent lists no sells and leaves existing ones alone',
+      'dollars per GPU-hour for the free nodes, one sell per node; unset: the agent does not sell, and withdraws the open sells it listed itself (sells listed by hand stay)',
   }),
   // D12: a sell expires 1 h before its window ends, so a 1 h window would
   // expire when it is listed.
@@ -185,7 +185,8 @@ export const AGENT_SETTINGS = [
     name: 'GPUX_STATE_DIR',
     parse: text,
     default: '.gpux/agent',
-    description: 'workspaces, revoked leases, reports, `status.json`, the SSH host key',
+    description:
+      'workspaces, revoked leases, reports, the sells it listed (`sells.json`), `status.json`, the SSH host key',
   }),
   setting('simulatedAllowRemote', {
     name: 'GPUX_SIMULATED_ALLOW_REMOTE',

@@ -150,7 +150,9 @@ describe('the OpenAPI document (GET /v1/openapi.json, npm run gen)', () => {
           'X-RateLimit-Reset',
         ]);
         expect(Object.keys(obj(obj(rs['429'])['headers'])), where).toContain('Retry-After');
-        expect(String(o['description']), where).toContain(`\`${r.contract.scope}\` scope`);
+        // One scope, or any of several: "`trade` or `provider` scope".
+        const scopes = [r.contract.scope].flat().map((x) => `\`${x}\``);
+        expect(String(o['description']), where).toContain(`${scopes.join(' or ')} scope`);
       } else if (r.contract.access === 'public' && r.contract.rate === 'address') {
         // Counted per client address: 429 with Retry-After, no per-account headers.
         expect(success['headers'], where).toBeUndefined();

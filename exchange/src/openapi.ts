@@ -29,13 +29,15 @@ type Json = Record<string, unknown>;
 /** What transform() learns from a route's contract and transformObject() needs. */
 interface Marks {
   readonly access: RouteContract['access'];
-  /** Customer routes: D24 scope and D18 rate class. */
+  /** Customer routes: D24 scope (or scopes, any of them) as the document says it, D18 rate class. */
   readonly scope?: string;
   readonly rate?: string;
   /** Carries an Idempotency-Key (D23). */
   readonly idempotent: boolean;
   /** Every error code the route can answer with. */
   readonly errors: readonly ErrorCode[];
+  /** The request body may be left out. */
+  readonly bodyOptional: boolean;
 }
 
 const MARKS = 'x-gpux';
@@ -98,10 +100,19 @@ const transform: SwaggerTransform = ({ schema, url, route }) => {
   const s = (schema ?? {}) as Json;
   const marks: Marks = {
     access: contract.access,
-    ...(contract.access === 'customer' ? { scope: contract.scope, rate: contract.rate } : {}),
+    ...(contract.access === 'customer'
+      ? {
+          scope: [contract.scope]
+            .flat()
+            .map((x) => `\`${x}\``)
+            .join(' or '),
+          rate: contract.rate,
+        }
+      : {}),
     ...(contract.access === 'public' && contract.rate !== undefined ? { rate: contract.rate } : {}),
     idempotent: contract.access === 'customer' && (method === 'POST' || method === 'DELETE'),
     errors: errorsOf(method, s, contract),
+    bodyOptional: contract.bodyOptional === true,
   };
   // A new object: the route's own schema is also its validator's and serializer's.
   return {
@@ -166,7 +177,7 @@ function describe(marks: Marks): string {
       return 'Operators only: the admin token, or an account token with the `admin` scope, or the console’s session cookie (with X-CSRF-Token on a change). Not rate limited.';
     case 'customer':
       return (
-        `Needs a token with the \`${marks.scope ?? ''}\` scope. ` +
+        `Needs a token with the ${marks.scope ?? ''} scope. ` +
         `Counted as ${RATE_CLASS[marks.rate ?? ''] ?? 'a query'} against the account’s rate limit.`
       );
   }
@@ -185,6 +196,7 @@ function finishOperation(op: Json): void {
         : [{ bearer: [] }];
   const given = typeof op['description'] === 'string' ? `${op['description']}\n\n` : '';
   op['description'] = given + describe(marks);
+  if (marks.bodyOptional && isJson(op['requestBody'])) op['requestBody']['required'] = false;
   if (marks.idempotent) {
     const parameters: unknown[] = Array.isArray(op['parameters']) ? op['parameters'] : [];
     op['parameters'] = [...parameters, ref('#/components/parameters/IdempotencyKey')];

@@ -96,7 +96,7 @@ export const ERROR_CODES = {
   cluster_cordoned: {
     status: 409,
     meaning:
-      'An operator cordoned the cluster: it takes no new sell or resale until it is uncordoned.',
+      'The cluster is cordoned (by an operator, or by its provider): it takes no new sell or resale until it is uncordoned; a provider cannot lift an operator’s cordon.',
     decision: 'D31',
   },
   self_trade_prevented: {

@@ -17,6 +17,22 @@ const plan = (nodes: NodeView[], sells: SellView[]) =>
   planSells({ nodes, sells, askCents: 250, nowMs: NOW, renewBeforeMs: HOUR / 4 });
 
 describe("the seller's decision", () => {
+  it('without an ask (GPUX_ASK_PRICE unset): every open sell withdrawn, none listed', () => {
+    expect(
+      planSells({
+        nodes: [online(), online()],
+        sells: [
+          sell('ord_1'),
+          sell('ord_2', { priceCents: 300 }),
+          sell('ord_3', { remainingNodes: 0 }),
+        ],
+        askCents: undefined,
+        nowMs: NOW,
+        renewBeforeMs: HOUR / 4,
+      }),
+    ).toEqual({ free: 2, withdraw: ['ord_1', 'ord_2'], publish: 0 });
+  });
+
   it('lists one sell per free node: online, not leased', () => {
     expect(plan([online(), online('lse_a'), offline, online()], [])).toEqual({
       free: 2,

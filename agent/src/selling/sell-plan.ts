@@ -3,6 +3,9 @@
 // now + GPUX_LIST_HOURS and renewed before it expires (D12: at window end
 // − 1 h). Free = online, not leased (as the exchange showed it, less the
 // nodes the agent knows were leased since), minus what open sells offer.
+// Without an ask (GPUX_ASK_PRICE unset) the agent does not sell: every open
+// sell it is given (the seller gives its own only) is withdrawn and none
+// listed (issue 23).
 
 import { NodeStatus } from '@gpux/proto';
 
@@ -27,7 +30,8 @@ export interface SellPlanInput {
    */
   readonly knownLeased?: number;
   readonly sells: readonly SellView[];
-  readonly askCents: number;
+  /** undefined: not selling; the open sells are all withdrawn. */
+  readonly askCents: number | undefined;
   readonly nowMs: number;
   /** A sell expiring sooner than this is withdrawn and listed again. */
   readonly renewBeforeMs: number;
@@ -48,6 +52,9 @@ export function planSells(input: SellPlanInput): SellPlan {
   ).length;
   const free = Math.max(0, shownFree - (input.knownLeased ?? 0));
   const open = input.sells.filter((s) => s.remainingNodes > 0);
+  if (input.askCents === undefined) {
+    return { free, withdraw: open.map((s) => s.orderId), publish: 0 };
+  }
   // Kept: at the ask, not about to expire, freshest first, as many as free nodes.
   const candidates = open
     .filter(

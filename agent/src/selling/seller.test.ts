@@ -1,10 +1,15 @@
 import { NodeStatus } from '@gpux/proto';
 import type { Node } from '@gpux/proto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { SILENT_LOGGER } from '../logger.js';
 import type { LogFn, Logger } from '../logger.js';
 import { FakeExchange } from '../testing/fake-exchange.js';
+import { OwnSells } from '../state/own-sells.js';
 import { Seller } from './seller.js';
 
 const CLUSTER = 'cls_01jdq3m5x0aaaaaaaaaaaaaaaa';
@@ -17,13 +22,19 @@ const node = (hostname: string, leaseId = ''): Node => ({
   leaseId,
 });
 
-function setUp(leased: Set<string> = new Set(), logger: Logger = SILENT_LOGGER) {
+function setUp(
+  leased: Set<string> = new Set(),
+  logger: Logger = SILENT_LOGGER,
+  /** null: no price (GPUX_ASK_PRICE unset). */
+  ask: number | null = 250,
+) {
   const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
   let now = 1_000_000;
   const seller = new Seller({
     clusterId: CLUSTER,
     exchange,
-    askCents: 250,
+    askCents: ask ?? undefined,
+    ownSells: new OwnSells(undefined, logger),
     listHours: 168,
     renewBeforeMs: 15 * 60_000,
     leasedHostnames: () => leased,
@@ -80,6 +91,7 @@ describe('the seller lists only nodes it does not know are leased', () => {
       clusterId: CLUSTER,
       exchange,
       askCents: 300,
+      ownSells: new OwnSells(undefined, SILENT_LOGGER),
       listHours: 168,
       renewBeforeMs: 15 * 60_000,
       leasedHostnames: () => new Set(),
@@ -122,7 +134,7 @@ describe('a refusal of the book that lasts is logged once, not at every heartbea
     // One sell a round (not one per free node), and no tighter.
     expect(exchange.of('publishSell')).toHaveLength(5);
     expect(lines.filter((l) => l.includes('cordoned'))).toEqual([
-      expect.stringMatching(/^info: the exchange's operators cordoned the cluster/),
+      expect.stringMatching(/^info: the cluster is cordoned/),
     ]);
     expect(lines.filter((l) => /^(warn|error):/.test(l))).toEqual([]);
     expect(seller.status.refusal).toMatchObject({ code: 'cluster_cordoned', atMs: clock.now() });
@@ -158,5 +170,55 @@ describe('a refusal of the book that lasts is logged once, not at every heartbea
     expect(lines.filter((l) => l.startsWith('warn: the exchange refused the sell'))).toHaveLength(
       2,
     );
+  });
+});
+
+describe('an agent without a price (GPUX_ASK_PRICE unset, issue 23)', () => {
+  it('withdraws the sells it listed, remembered across a restart; leaves sells listed by hand alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpux-own-sells-'));
+    const path = join(dir, 'sells.json');
+    try {
+      const exchange = new FakeExchange(CLUSTER, ['node-a', 'node-b']);
+      const seller = (askCents: number | undefined, ownSells: OwnSells) =>
+        new Seller({
+          clusterId: CLUSTER,
+          exchange,
+          askCents,
+          ownSells,
+          listHours: 168,
+          renewBeforeMs: 15 * 60_000,
+          leasedHostnames: () => new Set(),
+          logger: SILENT_LOGGER,
+        });
+      const free = { nodes: [node('node-a'), node('node-b')], atMs: Date.now() };
+      // The agent with a price lists its sell, then stops; a sell is listed by hand.
+      const priced = new OwnSells(path, SILENT_LOGGER);
+      await priced.load();
+      await seller(250, priced).tick({ nodes: [node('node-a')], atMs: Date.now() });
+      const agents = exchange.sells.map((s) => s.orderId);
+      expect(agents).toHaveLength(1);
+      await exchange.publishSell({
+        clusterId: CLUSTER,
+        nodes: 1,
+        priceCents: 300,
+        windowHours: 24,
+      });
+
+      // Restarted without a price: its own sell goes, the hand-listed one stays, none listed.
+      const restarted = new OwnSells(path, SILENT_LOGGER);
+      await restarted.load();
+      const unpriced = seller(undefined, restarted);
+      await unpriced.tick(free);
+      expect(exchange.sells.map((s) => s.priceCents)).toEqual([300]);
+      expect(exchange.of('withdrawSell')).toEqual([{ clusterId: CLUSTER, orderId: agents[0] }]);
+      expect(unpriced.status).toMatchObject({ askCents: null, listedNodes: 1, freeNodes: 2 });
+      // And it stays so: the next round lists nothing and withdraws nothing more.
+      await unpriced.tick({ ...free, atMs: Date.now() });
+      expect(exchange.of('publishSell')).toHaveLength(2);
+      expect(exchange.of('withdrawSell')).toHaveLength(1);
+      expect(restarted.has(agents[0] ?? '')).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,11 +1,16 @@
 // Keeps the cluster's free nodes listed at the agent's ask (sell-plan.ts),
-// a round after each heartbeat the exchange answered. Nodes it knows are
+// a round after each heartbeat the exchange answered. Without an ask
+// (GPUX_ASK_PRICE unset) it lists none and withdraws, at each round, the
+// open sells it listed itself (remembered in the state directory,
+// state/own-sells.ts), so an agent restarted without a price leaves none of
+// its sells behind (issue 23); sells of the cluster listed by other means
+// (`gpux sell`) are left alone. Nodes it knows are
 // leased are not offered even while the last heartbeat answer still shows
 // them free: those of leases it was told to provision, and those of its
 // sells filled since that answer (a sell open at the last round and
 // smaller now); the exchange would refuse them (D31: no free capacity). A
 // refusal of the book (price collar D15, minimum value D16, capacity D31,
-// the cluster cordoned by the exchange's operators) is kept for the agent's
+// the cluster cordoned by the exchange's operators or its provider) is kept for the agent's
 // status and tried again at the next heartbeat, one sell a round; it is
 // logged when it is not the refusal already kept, so one that lasts (a
 // cordon) is logged once, and the sells taken again after it once. A
@@ -19,9 +24,10 @@ import type { ErrorCode } from '@gpux/shared';
 import { isRefusedAsIs } from '../exchange/exchange-client.js';
 import type { ExchangeApi } from '../exchange/exchange-client.js';
 import type { Logger } from '../logger.js';
+import type { OwnSells } from '../state/own-sells.js';
 import { planSells } from './sell-plan.js';
 
-/** The exchange's refusal of a sell while its operators cordon the cluster (docs/api/admin.md). */
+/** The exchange's refusal of a sell while the cluster is cordoned (docs/api/admin.md, docs/api/accounts.md). */
 export const CLUSTER_CORDONED: ErrorCode = 'cluster_cordoned';
 
 /** The cluster's nodes as a heartbeat answer showed them, and when it came. */
@@ -31,7 +37,8 @@ export interface NodesView {
 }
 
 export interface SellerStatus {
-  readonly askCents: number;
+  /** null: GPUX_ASK_PRICE unset; the agent does not sell and withdraws the sells it listed. */
+  readonly askCents: number | null;
   /** Nodes offered by open sells after the last round. */
   readonly listedNodes: number;
   readonly freeNodes: number;
@@ -44,7 +51,10 @@ export interface SellerStatus {
 export interface SellerOptions {
   readonly clusterId: string;
   readonly exchange: ExchangeApi;
-  readonly askCents: number;
+  /** undefined: not selling (GPUX_ASK_PRICE unset): the agent's own open sells are withdrawn. */
+  readonly askCents: number | undefined;
+  /** The sells this agent listed (across restarts). */
+  readonly ownSells: OwnSells;
   readonly listHours: number;
   readonly renewBeforeMs: number;
   /** Hostnames of the leases the agent holds (provisioning or provisioned). */
@@ -64,7 +74,7 @@ export class Seller {
   constructor(private readonly o: SellerOptions) {
     this.now = o.now ?? Date.now;
     this.state = {
-      askCents: o.askCents,
+      askCents: o.askCents ?? null,
       listedNodes: 0,
       freeNodes: 0,
       refusal: undefined,
@@ -102,6 +112,7 @@ export class Seller {
   private async round(view: NodesView): Promise<void> {
     const listedAtMs = this.now();
     const { orders } = await this.o.exchange.listSells(this.o.clusterId);
+    await this.o.ownSells.keepOnly(new Set(orders.map((s) => s.orderId)));
     this.noticeFills(orders, listedAtMs);
     // A heartbeat answered after a fill was noticed shows its nodes leased already.
     this.filled = this.filled.filter((f) => f.noticedAtMs >= view.atMs);
@@ -112,12 +123,15 @@ export class Seller {
     const plan = planSells({
       nodes: view.nodes,
       knownLeased: shownFreeButLeased + this.filled.reduce((sum, f) => sum + f.nodes, 0),
-      sells: orders.map((s) => ({
-        orderId: s.orderId,
-        priceCents: s.priceCents,
-        remainingNodes: s.remainingNodes,
-        expiresAtMs: s.expiresAt?.getTime(),
-      })),
+      // Without a price, only the agent's own sells are its to withdraw.
+      sells: orders
+        .filter((s) => this.o.askCents !== undefined || this.o.ownSells.has(s.orderId))
+        .map((s) => ({
+          orderId: s.orderId,
+          priceCents: s.priceCents,
+          remainingNodes: s.remainingNodes,
+          expiresAtMs: s.expiresAt?.getTime(),
+        })),
       askCents: this.o.askCents,
       nowMs: this.now(),
       renewBeforeMs: this.o.renewBeforeMs,
@@ -133,14 +147,19 @@ export class Seller {
       const { cancelledNodes } = await this.o.exchange.withdrawSell(this.o.clusterId, orderId);
       this.o.logger.info(
         { orderId, cancelledNodes },
-        'sell withdrawn (renewed, repriced or surplus)',
+        this.o.askCents === undefined
+          ? 'sell withdrawn (GPUX_ASK_PRICE unset: the agent does not sell)'
+          : 'sell withdrawn (renewed, repriced or surplus)',
       );
     }
     for (let i = 0; i < plan.publish; i++) {
+      const priceCents = this.o.askCents;
+      // No ask: the plan publishes nothing.
+      if (priceCents === undefined) break;
       const res = await this.o.exchange.publishSell({
         clusterId: this.o.clusterId,
         nodes: 1,
-        priceCents: this.o.askCents,
+        priceCents,
         windowHours: this.o.listHours,
       });
       if (res.result?.$case === 'refusal') {
@@ -148,6 +167,7 @@ export class Seller {
         break;
       }
       if (res.result?.$case === 'order') {
+        await this.o.ownSells.add(res.result.value.orderId);
         listed += res.result.value.remainingNodes;
         open.set(res.result.value.orderId, res.result.value.remainingNodes);
         const was = this.state.refusal;
@@ -173,7 +193,7 @@ export class Seller {
     if (r.code === CLUSTER_CORDONED) {
       this.o.logger.info(
         fields,
-        "the exchange's operators cordoned the cluster: no node is listed until they lift it (asked again at each heartbeat)",
+        'the cluster is cordoned (by the exchange’s operators or its provider): no node is listed until the cordon is lifted (asked again at each heartbeat)',
       );
     } else {
       this.o.logger.warn(

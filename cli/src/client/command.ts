@@ -80,6 +80,11 @@ export interface Leaf {
   readonly reason?: 'required' | 'optional';
   /** Without --json (a command that prints no API answer). */
   readonly noJson?: boolean;
+  /**
+   * Commands under this one, which runs itself too: `gpux cluster ID` and
+   * `gpux cluster cordon ID`. A first argument naming one of them runs it.
+   */
+  readonly children?: readonly Leaf[];
   run(ctx: Context, input: Input): Promise<void>;
 }
 
@@ -223,7 +228,21 @@ function addLeaf(parent: Command, leaf: Leaf, runner: Runner): Command {
   if (leaf.noJson !== true) cmd.option('--json', "print the API's JSON answer, as it sent it");
   withExample(cmd, leaf.example);
   cmd.action(async (...params: unknown[]) => runner(leaf, params.at(-1) as Command));
+  LEAVES.add(cmd);
+  if (leaf.children !== undefined && leaf.children.length > 0) {
+    // Its options (--json) before a subcommand's name only: after it, they are
+    // the subcommand's (every command of the program has positional options).
+    cmd.enablePositionalOptions().helpCommand(false);
+    for (const child of leaf.children) addLeaf(cmd, child, runner);
+  }
   return cmd;
+}
+
+const LEAVES = new WeakSet<Command>();
+
+/** Does the command run itself (a leaf, with subcommands or not), rather than only group others? */
+export function runsItself(cmd: Command): boolean {
+  return LEAVES.has(cmd);
 }
 
 const EXAMPLES = new WeakMap<Command, string>();

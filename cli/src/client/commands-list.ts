@@ -4,7 +4,7 @@
 
 import type { Command } from 'commander';
 
-import { exampleOf } from './command.js';
+import { exampleOf, runsItself } from './command.js';
 import { EXIT } from './exit.js';
 
 export interface FlagInfo {
@@ -62,7 +62,7 @@ function describe(cmd: Command): CommandInfo {
     command: name,
     summary: cmd.description(),
     usage: `gpux ${name} ${cmd.usage()}`,
-    group: cmd.commands.length > 0,
+    group: cmd.commands.length > 0 && !runsItself(cmd),
     passthrough: false,
     arguments: cmd.registeredArguments.map((a) => ({
       name: a.name(),

@@ -165,6 +165,46 @@ describe('an answer', () => {
   });
 });
 
+describe('a provider’s cluster commands (issue 23)', () => {
+  const cordoned = {
+    cluster: {
+      cluster_id: 'cls_1',
+      gpu_type: 'h100',
+      zone: 'us-west-1',
+      cordoned_at: '2026-11-27T05:00:00.000Z',
+      cordoned_by: 'provider',
+      nodes: [],
+    },
+    changed: true,
+    cancelled_order_ids: ['ord_1', 'ord_2'],
+  };
+
+  it('cluster cordon ID [--reason R]: POST /v1/clusters/{id}/cordon, the reason if given', async () => {
+    const r = await gpux(['cluster', 'cordon', 'cls_1', '--reason', 'disk swap'], () =>
+      ok(cordoned),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.requests).toMatchObject([
+      { method: 'POST', path: '/v1/clusters/cls_1/cordon', body: { reason: 'disk swap' } },
+    ]);
+    expect(r.stdout).toMatch(/^cls_1 cordoned since .+, by you: it takes no new sells/m);
+    expect(r.stdout).toMatch(/^sells withdrawn: ord_1 ord_2$/m);
+    const bare = await gpux(['cluster', 'cordon', 'cls_1', '--json'], () => ok(cordoned));
+    expect(bare.requests[0]?.body).toEqual({});
+    expect(JSON.parse(bare.stdout)).toEqual(cordoned);
+  });
+
+  it('cluster uncordon ID: POST /v1/clusters/{id}/uncordon; an operator’s cordon exits 5', async () => {
+    const r = await gpux(['cluster', 'uncordon', 'cls_1'], () => failure(409, 'cluster_cordoned'));
+    expect(r.code).toBe(5);
+    expect(r.requests).toMatchObject([{ method: 'POST', path: '/v1/clusters/cls_1/uncordon' }]);
+    // `gpux cluster ID` is still the cluster's read, its --json its own.
+    const read = await gpux(['cluster', 'cls_1', '--json'], () => ok({ cluster: {}, leases: [] }));
+    expect(read.requests).toMatchObject([{ method: 'GET', path: '/v1/clusters/cls_1' }]);
+    expect(JSON.parse(read.stdout)).toEqual({ cluster: {}, leases: [] });
+  });
+});
+
 const ADMIN_OPERATIONS = (() => {
   const doc = JSON.parse(
     readFileSync(fileURLToPath(new URL('../../../docs/api/openapi.json', import.meta.url)), 'utf8'),

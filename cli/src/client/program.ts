@@ -94,6 +94,9 @@ function commandsLeaf(program: Command, programs: readonly ProgramCommand[]): Le
 /** The command line of the API commands, writing to `io`. */
 export function buildProgram(io: Io, programs: readonly ProgramCommand[]): Command {
   const program: Command = new Command('gpux')
+    // A command's options before its subcommand's name only, after it the
+    // subcommand's: `gpux cluster ID --json` and `gpux cluster cordon ID --json`.
+    .enablePositionalOptions()
     .helpCommand(false)
     .helpOption('-h, --help', 'its usage, with an example')
     .exitOverride()

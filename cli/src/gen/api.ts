@@ -760,7 +760,9 @@ export interface paths {
     post?: never;
     /**
      * Cancel an order
-     * @description Needs a token with the `trade` scope. Counted as a cancellation against the account’s rate limit.
+     * @description A token with the `provider` scope and not `trade` cancels only the sells of the account’s clusters (a buy or a resale: 403 forbidden).
+     *
+     *     Needs a token with the `trade` or `provider` scope. Counted as a cancellation against the account’s rate limit.
      */
     delete: operations['deleteOrdersById'];
     options?: never;
@@ -1102,6 +1104,46 @@ export interface paths {
     get: operations['getClustersById'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/clusters/{id}/cordon': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cordon one of the caller’s clusters: its open sells and resales withdrawn, no new ones taken, live leases run out (providers)
+     * @description Needs a token with the `provider` scope. Counted as a cancellation against the account’s rate limit.
+     */
+    post: operations['postClustersByIdCordon'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/clusters/{id}/uncordon': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Lift the caller’s own cordon of its cluster: its agent lists its free nodes again (providers)
+     * @description Needs a token with the `provider` scope. Counted as a cancellation against the account’s rate limit.
+     */
+    post: operations['postClustersByIdUncordon'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1617,9 +1659,14 @@ export interface components {
       created_at: string;
       /**
        * Format: date-time
-       * @description When an operator cordoned it (its sells withdrawn, no new sell or resale taken); null when not cordoned.
+       * @description When it was cordoned, by an operator or by its provider (its sells withdrawn, no new sell or resale taken); null when not cordoned.
        */
       cordoned_at: string | null;
+      /**
+       * @description Who cordoned it: operator (the exchange’s operators; only they lift it) or provider (its own provider); null when not cordoned.
+       * @enum {string|null}
+       */
+      cordoned_by: 'operator' | 'provider' | null;
       nodes: components['schemas']['Node'][];
     };
     /** ClusterCordon */
@@ -1627,6 +1674,17 @@ export interface components {
       cluster: components['schemas']['Cluster'];
       /** @description The open sells of the cluster and resales of leases on it that this call withdrew (cancel_reason cluster_cordoned); its live leases are kept. */
       cancelled_order_ids: string[];
+    };
+    /**
+     * ClusterCordonRequest
+     * @description Optional: a reason kept in the audit log.
+     */
+    ClusterCordonRequest: {
+      /**
+       * @description Why: kept in the audit log (GET /v1/admin/audit). Not blank, at most 1000 characters.
+       * @example customer reported the token leaked in a public repository
+       */
+      reason?: string;
     };
     /** ClusterHistory */
     ClusterHistory: {
@@ -1952,8 +2010,16 @@ export interface components {
       gpu_type: 'h100' | 'h200' | 'b200' | 'b300';
       /** @enum {string} */
       zone: 'us-west-1' | 'us-east-1' | 'eu-west-1';
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was cordoned (its sells withdrawn, no new ones); null when not cordoned.
+       */
       cordoned_at: string | null;
+      /**
+       * @description Who cordoned it: operator (the exchange’s operators; only they lift it) or provider (its own provider); null when not cordoned.
+       * @enum {string|null}
+       */
+      cordoned_by: 'operator' | 'provider' | null;
       /** Format: date-time */
       agent_attached_at: string | null;
       agent_version: string | null;
@@ -2443,6 +2509,14 @@ export interface components {
       cluster: components['schemas']['FleetCluster'];
       /** @description Live leases, then those ended in the last 7 days; newest first, at most 100. */
       leases: components['schemas']['SoldLease'][];
+    };
+    /** OwnClusterCordon */
+    OwnClusterCordon: {
+      cluster: components['schemas']['FleetCluster'];
+      /** @description Whether the call changed the cordon: cordoning a cordoned cluster, or uncordoning one that is not, changes nothing. */
+      changed: boolean;
+      /** @description The open sells of the cluster and resales of leases on it that this call withdrew (cancel_reason cluster_cordoned); its live leases are kept. */
+      cancelled_order_ids: string[];
     };
     /** OwnFleet */
     OwnFleet: {
@@ -7368,7 +7442,7 @@ export interface operations {
           };
         };
       };
-      /** @description `insufficient_liquidity`: A market order cannot fill within the price collar; nothing happened. `insufficient_capacity`: The cluster has fewer free nodes than the sell order offers. `cluster_cordoned`: An operator cordoned the cluster: it takes no new sell or resale until it is uncordoned. `self_trade_prevented`: The order would trade with its own organization; nothing filled. `market_halted`: An operator halted this book: it takes no new orders; open ones can be cancelled. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      /** @description `insufficient_liquidity`: A market order cannot fill within the price collar; nothing happened. `insufficient_capacity`: The cluster has fewer free nodes than the sell order offers. `cluster_cordoned`: The cluster is cordoned (by an operator, or by its provider): it takes no new sell or resale until it is uncordoned; a provider cannot lift an operator’s cordon. `self_trade_prevented`: The order would trade with its own organization; nothing filled. `market_halted`: An operator halted this book: it takes no new orders; open ones can be cancelled. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
       409: {
         headers: {
           [name: string]: unknown;
@@ -9941,7 +10015,7 @@ export interface operations {
           };
         };
       };
-      /** @description `lease_not_active`: The lease is already terminated, expired or failed. `lease_not_ready`: The lease is still provisioning; its access details do not exist yet. `self_trade_prevented`: The order would trade with its own organization; nothing filled. `market_halted`: An operator halted this book: it takes no new orders; open ones can be cancelled. `cluster_cordoned`: An operator cordoned the cluster: it takes no new sell or resale until it is uncordoned. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      /** @description `lease_not_active`: The lease is already terminated, expired or failed. `lease_not_ready`: The lease is still provisioning; its access details do not exist yet. `self_trade_prevented`: The order would trade with its own organization; nothing filled. `market_halted`: An operator halted this book: it takes no new orders; open ones can be cancelled. `cluster_cordoned`: The cluster is cordoned (by an operator, or by its provider): it takes no new sell or resale until it is uncordoned; a provider cannot lift an operator’s cordon. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10353,6 +10427,362 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postClustersByIdCordon: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Optional: a reason kept in the audit log. */
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ClusterCordonRequest'];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OwnClusterCordon'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
+            };
+          };
+        };
+      };
+      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description `internal_error`: An unexpected server error; no details are disclosed. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal_error';
+            };
+          };
+        };
+      };
+      /** @description `unavailable`: The exchange is shutting down or cannot serve now; retry shortly. */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  postClustersByIdUncordon: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Kept 24 h per account: the same key with the same request replays the first answer; with another request it is idempotency_key_reused. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    /** @description Optional: a reason kept in the audit log. */
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ClusterCordonRequest'];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OwnClusterCordon'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description `unauthorized`: The API token is missing or invalid. */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description `forbidden`: The token lacks the scope this request needs. `account_suspended`: The token’s account is suspended by an operator; every token of it is refused. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'account_suspended';
+            };
+          };
+        };
+      };
+      /** @description `not_found`: No such resource visible to the calling account. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description `cluster_cordoned`: The cluster is cordoned (by an operator, or by its provider): it takes no new sell or resale until it is uncordoned; a provider cannot lift an operator’s cordon. `idempotency_key_in_progress`: A request with this Idempotency-Key is still running. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'cluster_cordoned' | 'idempotency_key_in_progress';
+            };
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is over 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with a different request body. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'idempotency_key_reused';
             };
           };
         };

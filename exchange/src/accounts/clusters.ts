@@ -4,6 +4,7 @@ import { fieldError, newId } from '@gpux/shared';
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Queryable } from '../db/database.js';
+import type { CordonedBy } from '../market/cordon.js';
 
 export interface NewCluster {
   readonly providerAccountId: string;
@@ -25,8 +26,10 @@ export interface ClusterView {
   readonly gpuType: GpuType;
   readonly zone: Zone;
   readonly createdAt: Date;
-  /** When an operator cordoned it (market/cordon.ts); null when not cordoned. */
+  /** When it was cordoned (market/cordon.ts); null when not cordoned. */
   readonly cordonedAt: Date | null;
+  /** Who holds the cordon (migrations/0022); null when not cordoned. */
+  readonly cordonedBy: CordonedBy | null;
   readonly nodes: readonly NodeView[];
 }
 
@@ -68,6 +71,7 @@ export async function createCluster(tx: Queryable, c: NewCluster): Promise<Clust
     zone: c.zone,
     createdAt: row?.created_at ?? new Date(),
     cordonedAt: null,
+    cordonedBy: null,
     nodes,
   };
 }
@@ -82,8 +86,9 @@ export async function listClusters(q: Queryable, clusterId?: string): Promise<Cl
     zone: Zone;
     created_at: Date;
     cordoned_at: Date | null;
+    cordoned_by: CordonedBy | null;
   }>(
-    `SELECT id, provider_account_id, gpu_type, zone, created_at, cordoned_at FROM clusters
+    `SELECT id, provider_account_id, gpu_type, zone, created_at, cordoned_at, cordoned_by FROM clusters
       WHERE $1::text IS NULL OR id = $1 ORDER BY created_at, id`,
     [id],
   );
@@ -116,6 +121,7 @@ export async function listClusters(q: Queryable, clusterId?: string): Promise<Cl
     zone: c.zone,
     createdAt: c.created_at,
     cordonedAt: c.cordoned_at,
+    cordonedBy: c.cordoned_by,
     nodes: byCluster.get(c.id) ?? [],
   }));
 }

@@ -7,6 +7,7 @@
 import type { GpuType, Zone } from '@gpux/shared';
 
 import type { Queryable } from '../db/database.js';
+import type { CordonedBy } from '../market/cordon.js';
 import { HEARTBEAT_WRITE_EVERY_MS } from '../providers/node-liveness.js';
 /** An online node silent for this many of its agent's intervals is stale (offline at 3, D29). */
 export const STALE_INTERVALS = 2;
@@ -43,6 +44,7 @@ export interface FleetCluster {
   readonly gpu_type: GpuType;
   readonly zone: Zone;
   readonly cordoned_at: string | null;
+  readonly cordoned_by: CordonedBy | null;
   readonly agent_attached_at: string | null;
   readonly agent_version: string | null;
   readonly provisioner: string | null;
@@ -76,6 +78,7 @@ interface ClusterRow {
   gpu_type: GpuType;
   zone: Zone;
   cordoned_at: Date | null;
+  cordoned_by: CordonedBy | null;
   agent_attached_at: Date | null;
   agent_version: string | null;
   provisioner: string | null;
@@ -91,7 +94,7 @@ interface ClusterRow {
 
 const CLUSTERS = `
 SELECT c.id, c.provider_account_id, a.name AS provider_name, a.suspended_at IS NOT NULL AS suspended,
-       c.gpu_type, c.zone, c.cordoned_at, c.agent_attached_at, c.agent_version, c.provisioner,
+       c.gpu_type, c.zone, c.cordoned_at, c.cordoned_by, c.agent_attached_at, c.agent_version, c.provisioner,
        c.heartbeat_ms,
        COALESCE(s.n, 0)::int AS open_sells, COALESCE(s.nodes, 0)::int AS open_sell_nodes,
        COALESCE(l.provisioning, 0)::int AS provisioning, COALESCE(l.active, 0)::int AS active,
@@ -213,6 +216,7 @@ export async function fleetOf(
       gpu_type: c.gpu_type,
       zone: c.zone,
       cordoned_at: iso(c.cordoned_at),
+      cordoned_by: c.cordoned_by,
       agent_attached_at: iso(c.agent_attached_at),
       agent_version: c.agent_version,
       provisioner: c.provisioner,

@@ -44,10 +44,11 @@ export interface Principals {
   principal(token: string): Promise<Principal | undefined>;
 }
 
+/** `scope`, or any one of a list of scopes (a route several kinds of token may call). */
 export async function authenticate(
   principals: Principals,
   request: FastifyRequest,
-  scope: TokenScope,
+  scope: TokenScope | readonly TokenScope[],
 ): Promise<Principal> {
   const token = bearerToken(request.headers.authorization);
   if (token === undefined) {
@@ -56,8 +57,12 @@ export async function authenticate(
   const principal = await principals.principal(token);
   if (principal === undefined) throw new GpuxError('unauthorized', 'unknown or revoked API token');
   refuseSuspended(principal);
-  if (!principal.scopes.has(scope)) {
-    throw new GpuxError('forbidden', `this token lacks the "${scope}" scope`);
+  const any: readonly TokenScope[] = typeof scope === 'string' ? [scope] : scope;
+  if (!any.some((s) => principal.scopes.has(s))) {
+    throw new GpuxError(
+      'forbidden',
+      `this token lacks the ${any.map((s) => `"${s}"`).join(' or ')} scope`,
+    );
   }
   return principal;
 }

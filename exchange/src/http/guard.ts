@@ -18,7 +18,8 @@
 //     client address's limit (http/address-limit.ts); past it: 429 with
 //     Retry-After.
 // Nothing is looked up per request: the guard is chosen at registration, and
-// the other public routes get none. The app's own onRequest hooks (drain, standby) run
+// the other public routes get none. A route whose body is optional
+// (`bodyOptional`) gets a first preValidation hook that makes a missing body `{}`. The app's own onRequest hooks (drain, standby) run
 // before any route's.
 
 import { GpuxError } from '@gpux/shared';
@@ -79,7 +80,11 @@ function refuseHeldBack(
  * `ctx` is read only while a request is handled (never here), so an app
  * built without services (the OpenAPI generator) registers every route.
  */
-function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Guard {
+function customerGuard(
+  ctx: RouteContext,
+  scope: TokenScope | readonly TokenScope[],
+  kind: RateKind,
+): Guard {
   return async (request, reply) => {
     const { principal, operator } = await customerOf(ctx, request, scope);
     request.principal = principal;
@@ -122,7 +127,7 @@ function customerGuard(ctx: RouteContext, scope: TokenScope, kind: RateKind): Gu
 async function customerOf(
   ctx: RouteContext,
   request: FastifyRequest,
-  scope: TokenScope,
+  scope: TokenScope | readonly TokenScope[],
 ): Promise<{ principal: Principal; operator: boolean }> {
   const sessionId =
     scope === 'read' && request.headers.authorization === undefined
@@ -207,6 +212,12 @@ function guardOf(
   }
 }
 
+/** A request of a `bodyOptional` route sent without a body: validated as `{}`. */
+function emptyBody(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.body ??= {};
+  done();
+}
+
 /**
  * Installs the guard of every route registered on `app` from now on (call it
  * before the routes). A route without a valid contract throws here, at
@@ -221,6 +232,13 @@ export function routeGuards(
   app.decorateRequest('rateSlot', null);
   app.addHook('onRoute', (route: RouteOptions) => {
     const contract = contractOf(route.method, route.url, route.config);
+    if (contract.bodyOptional === true) {
+      const pre = route.preValidation;
+      route.preValidation = [
+        emptyBody,
+        ...(pre === undefined ? [] : Array.isArray(pre) ? pre : [pre]),
+      ];
+    }
     const guard = guardOf(ctx, addresses, contract);
     if (guard === undefined) return;
     if (contract.access === 'customer') {

@@ -10,6 +10,20 @@ describe('contractOf', () => {
       scope: 'read',
       rate: 'query',
     });
+    // A route several kinds of token may call: any one of the scopes.
+    expect(
+      contractOf('DELETE', '/x', {
+        access: 'customer',
+        scope: ['trade', 'provider'],
+        rate: 'cancel',
+        bodyOptional: true,
+      }),
+    ).toEqual({
+      access: 'customer',
+      scope: ['trade', 'provider'],
+      rate: 'cancel',
+      bodyOptional: true,
+    });
     expect(contractOf('GET', '/x', { access: 'admin' })).toEqual({ access: 'admin' });
     expect(contractOf('GET', '/x', { access: 'public', errors: ['not_found'] })).toEqual({
       access: 'public',
@@ -28,6 +42,9 @@ describe('contractOf', () => {
     ['a customer route without a scope (D24)', { access: 'customer', rate: 'query' }],
     ['a customer route without a rate class (D18)', { access: 'customer', scope: 'read' }],
     ['an unknown scope', { access: 'customer', scope: 'root', rate: 'query' }],
+    ['an empty list of scopes', { access: 'customer', scope: [], rate: 'query' }],
+    ['an unknown scope in a list', { access: 'customer', scope: ['read', 'root'], rate: 'query' }],
+    ['a body optional but not said true or false', { access: 'admin', bodyOptional: 'yes' }],
     ['an unknown rate class', { access: 'customer', scope: 'read', rate: 'burst' }],
     ['a scope on an admin route', { access: 'admin', scope: 'admin' }],
     ['a rate on a public route', { access: 'public', rate: 'query' }],

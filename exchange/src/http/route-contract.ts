@@ -2,13 +2,16 @@
 // Fastify `config`:
 //
 //   config: { access: 'customer', scope: 'trade', rate: 'create' }   // D24 scope, D18 class
+//   config: { access: 'customer', scope: ['trade', 'provider'], ... } // any of these scopes
 //   config: { access: 'admin' }                                      // D31 operators
 //   config: { access: 'public' }                                     // no token
 //   config: { access: 'public', rate: 'address' }                    // no token, counted per address
 //
 // plus, optionally, `errors`: the catalogue codes the handler itself can
 // refuse with (those of authentication, rate limits, validation and
-// idempotency follow from the rest and are not listed). guard.ts turns the
+// idempotency follow from the rest and are not listed), and `bodyOptional`:
+// a request without a body is taken as one with `{}` (the document says the
+// body is not required). guard.ts turns the
 // contract into the route's authentication and rate limit; openapi.ts into
 // the document's security, headers, parameters and error responses. A route
 // without a valid contract is refused when it is registered.
@@ -23,12 +26,14 @@ export type RouteAccess = 'customer' | 'admin' | 'public';
 interface ContractBase {
   /** Refusals of the handler beyond what access and input imply, for the document. */
   readonly errors?: readonly ErrorCode[];
+  /** No body at all is an empty one (`{}`). */
+  readonly bodyOptional?: true;
 }
 
 export interface CustomerContract extends ContractBase {
   readonly access: 'customer';
-  /** D24: the scope the caller's token needs (403 without it). */
-  readonly scope: TokenScope;
+  /** D24: the scope the caller's token needs, or a list of which it needs one (403 without). */
+  readonly scope: TokenScope | readonly TokenScope[];
   /** D18: which per-account limit the request counts against. */
   readonly rate: RateKind;
 }
@@ -49,12 +54,14 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route (http/route-contract.ts). */
     access?: RouteAccess;
-    /** Customer routes: the token scope needed (D24). */
-    scope?: TokenScope;
+    /** Customer routes: the token scope needed (D24), or a list of which one is needed. */
+    scope?: TokenScope | readonly TokenScope[];
     /** Customer routes: the D18 rate class; public routes: 'address' to be counted per address. */
     rate?: RateKind | 'address';
     /** Catalogue codes the handler can refuse with (documented per route). */
     errors?: readonly ErrorCode[];
+    /** A request without a body is validated and handled as one with `{}`. */
+    bodyOptional?: boolean;
   }
 }
 
@@ -82,17 +89,32 @@ export function contractOf(
   if (errors !== undefined && (!Array.isArray(errors) || !errors.every(isErrorCode))) {
     throw new RouteContractError(`${where}: config.errors must list catalogue codes`);
   }
-  const base: ContractBase = errors === undefined ? {} : { errors };
+  const bodyOptional = c['bodyOptional'];
+  if (bodyOptional !== undefined && typeof bodyOptional !== 'boolean') {
+    throw new RouteContractError(`${where}: config.bodyOptional must be true or false`);
+  }
+  const base: ContractBase = {
+    ...(errors === undefined ? {} : { errors }),
+    ...(bodyOptional === true ? { bodyOptional } : {}),
+  };
   switch (c['access']) {
     case 'customer': {
       const scope = c['scope'];
       const rate = c['rate'];
-      if (!isTokenScope(scope) || !RATE_KINDS.includes(rate as RateKind)) {
+      const scopeOk = Array.isArray(scope)
+        ? scope.length > 0 && scope.every(isTokenScope)
+        : isTokenScope(scope);
+      if (!scopeOk || !RATE_KINDS.includes(rate as RateKind)) {
         throw new RouteContractError(
           `${where}: a customer route needs config.scope (a token scope) and config.rate (${RATE_KINDS.join(', ')})`,
         );
       }
-      return { ...base, access: 'customer', scope, rate: rate as RateKind };
+      return {
+        ...base,
+        access: 'customer',
+        scope: scope as TokenScope | readonly TokenScope[],
+        rate: rate as RateKind,
+      };
     }
     case 'admin':
       if (c['scope'] !== undefined || c['rate'] !== undefined) {

@@ -10,7 +10,7 @@ import type { LastTrade } from '../matching/index.js';
 import { BookState } from './book-state.js';
 import type { BookStateOptions, LiveLease } from './book-state.js';
 import { addNode, emptyCluster } from './capacity.js';
-import type { ClusterState, NodeState } from './capacity.js';
+import type { ClusterState, CordonedBy, NodeState } from './capacity.js';
 import { openOrderOf } from './rows.js';
 import type { LeaseNodeRow, LeaseRow, OrderRow } from './rows.js';
 
@@ -119,12 +119,13 @@ export async function loadClusters(
     cluster_id: string;
     provider_account_id: string;
     cordoned_ms: number | null;
+    cordoned_by: CordonedBy | null;
     node_id: string | null;
     hostname: string | null;
     status: NodeState['status'] | null;
   }>(
     `SELECT c.id AS cluster_id, c.provider_account_id,
-            (extract(epoch FROM c.cordoned_at) * 1000)::float8 AS cordoned_ms,
+            (extract(epoch FROM c.cordoned_at) * 1000)::float8 AS cordoned_ms, c.cordoned_by,
             n.id AS node_id, n.hostname, n.status
        FROM clusters c LEFT JOIN nodes n ON n.cluster_id = c.id
       WHERE c.gpu_type = $1 AND c.zone = $2 AND ($3::text IS NULL OR c.id = $3)
@@ -135,7 +136,7 @@ export async function loadClusters(
   for (const r of rows) {
     let c = out.get(r.cluster_id);
     if (c === undefined) {
-      c = emptyCluster(r.cluster_id, r.provider_account_id, r.cordoned_ms);
+      c = emptyCluster(r.cluster_id, r.provider_account_id, r.cordoned_ms, r.cordoned_by);
       out.set(r.cluster_id, c);
     }
     if (r.node_id !== null && r.hostname !== null && r.status !== null) {

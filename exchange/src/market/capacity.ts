@@ -2,8 +2,8 @@
 // a live lease holds, and how many the cluster's open sell orders offer.
 // The open sells and live leases of a cluster never exceed its nodes that are
 // not offline; the book checks them (sellRefusal) before a sell enters it. A
-// cluster an operator cordoned takes no new sell, and no resale of a lease on
-// it (market/cordon.ts).
+// cluster cordoned (by an operator, or by its provider) takes no new sell, and
+// no resale of a lease on it (market/cordon.ts).
 
 import { GPUS_PER_NODE, InvariantError } from '@gpux/shared';
 
@@ -30,14 +30,21 @@ export interface ClusterState {
   openSellNodes: number;
   /** Where the search for a free node starts: just after the last one leased. */
   nextFree: number;
-  /** When an operator cordoned it (clusters.cordoned_at); null when not cordoned. */
+  /** When it was cordoned (clusters.cordoned_at); null when not cordoned. */
   cordonedMs: number | null;
+  /** Who holds the cordon (clusters.cordoned_by, migrations/0022); null when not cordoned. */
+  cordonedBy: CordonedBy | null;
 }
+
+/** Who cordoned a cluster: the exchange's operators, or its own provider (migrations/0022). */
+export const CORDONED_BY = ['operator', 'provider'] as const;
+export type CordonedBy = (typeof CORDONED_BY)[number];
 
 export function emptyCluster(
   id: string,
   providerAccountId: string,
   cordonedMs: number | null = null,
+  cordonedBy: CordonedBy | null = cordonedMs === null ? null : 'operator',
 ): ClusterState {
   return {
     id,
@@ -48,12 +55,13 @@ export function emptyCluster(
     openSellNodes: 0,
     nextFree: 0,
     cordonedMs,
+    cordonedBy,
   };
 }
 
 /**
  * Why a new sell may not offer nodes of its cluster, if it may not: an
- * operator cordoned the cluster (a provider's sell, or a resale of a lease on
+ * operator or its provider cordoned the cluster (a provider's sell, or a resale of a lease on
  * it: a cordon lands no new buyer there), or a provider's sell offers more
  * nodes than are free (D31).
  */
@@ -66,7 +74,9 @@ export function sellRefusal(
   if (c.cordonedMs !== null) {
     return refuse(
       'cluster_cordoned',
-      `cluster ${c.id} is cordoned by the exchange's operators: it takes no new sell or resale until it is uncordoned`,
+      c.cordonedBy === 'provider'
+        ? `cluster ${c.id} is cordoned by its provider: it takes no new sell or resale until it is uncordoned`
+        : `cluster ${c.id} is cordoned by the exchange's operators: it takes no new sell or resale until it is uncordoned`,
     );
   }
   const nodes = row.gpu_count / GPUS_PER_NODE;

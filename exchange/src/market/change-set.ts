@@ -88,8 +88,8 @@ const PARTS: readonly string[] = [
       FROM json_to_recordset($::json) AS x(gpu_type text, zone text, halted_ms bigint)
     ON CONFLICT (gpu_type, zone) DO UPDATE SET halted_ms = EXCLUDED.halted_ms`,
   // Issue 21: an operator's cordon of a cluster, with the withdrawals it makes (market/cordon.ts).
-  `UPDATE clusters c SET cordoned_at = x.cordoned_at
-      FROM json_to_recordset($::json) AS x(id text, cordoned_at timestamptz)
+  `UPDATE clusters c SET cordoned_at = x.cordoned_at, cordoned_by = x.cordoned_by
+      FROM json_to_recordset($::json) AS x(id text, cordoned_at timestamptz, cordoned_by text)
      WHERE c.id = x.id`,
   // Issue 22: the live feed's last number, with the changes it numbers (migrations/0019).
   `INSERT INTO book_sequences (gpu_type, zone, sequence)
@@ -164,8 +164,12 @@ export class ChangeSet {
   readonly audits: AuditRow[] = [];
   /** Books halted (halted_ms) or resumed (null) by this batch. */
   readonly halts: { gpu_type: string; zone: string; halted_ms: number | null }[] = [];
-  /** Clusters cordoned (an ISO time) or uncordoned (null) by an operator (market/cordon.ts). */
-  readonly cordons: { id: string; cordoned_at: string | null }[] = [];
+  /** Clusters cordoned (an ISO time, and by whom) or uncordoned (nulls) (market/cordon.ts). */
+  readonly cordons: {
+    id: string;
+    cordoned_at: string | null;
+    cordoned_by: 'operator' | 'provider' | null;
+  }[] = [];
   /** The feed's last number of each book whose levels or trades this batch changed (feed/). */
   readonly sequences: { gpu_type: string; zone: string; sequence: number }[] = [];
   /** The accounts' own events this batch reports (account-events/events.ts), in order. */

@@ -1,6 +1,11 @@
 // POST / GET /v1/orders, GET / DELETE /v1/orders/{id} (service spec
 // Endpoints; D5-D18, D21). The schema checks the shape; the rules live in
 // orders/ and the book; this file turns outcomes into views.
+//
+// DELETE /v1/orders/{id} takes a `trade` token, or a `provider` one (issue
+// 23: a provider withdraws its own sells with the scopes the README gives
+// it); a `provider` token without `trade` cancels only the sells of the
+// account's clusters: a buy, or a resale of a lease, is 403 forbidden.
 
 import { GpuxError, ORDER_STATUSES, SIDES } from '@gpux/shared';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
@@ -138,21 +143,35 @@ export const orderRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = 
     {
       config: {
         access: 'customer',
-        scope: 'trade',
+        scope: ['trade', 'provider'],
         rate: 'cancel',
         errors: ['not_found', 'order_already_filled'],
       },
       schema: {
         summary: 'Cancel an order',
+        description:
+          'A token with the `provider` scope and not `trade` cancels only the sells of the account’s clusters (a buy or a resale: 403 forbidden).',
         tags: ['orders'],
         params: IdParams,
         response: { 200: CancellationSchema },
       },
     },
     async (request) => {
+      const caller = callerOf(request);
+      if (!caller.scopes.has('trade')) {
+        // A provider token: an order of the account that is not a provider's
+        // sell is refused; one of another account stays not_found (D24).
+        const row = await orderOf(ctx.db, caller.accountId, request.params.id);
+        if (row !== undefined && (row.side !== 'sell' || row.resale_lease_id !== null)) {
+          throw new GpuxError(
+            'forbidden',
+            'this token lacks the "trade" scope; a "provider" token cancels only the sells of the account’s clusters',
+          );
+        }
+      }
       const c = await cancelOrder(
         ctx,
-        callerOf(request).accountId,
+        caller.accountId,
         request.params.id,
         claimCompletion(request, (x: Cancellation | Refusal) =>
           x.ok ? { status: 200, body: cancellationView(x) } : undefined,

@@ -3,16 +3,38 @@
 // heartbeats, open sells, the leases sold on each cluster (buyers hidden),
 // earnings and payouts. The operators' view of every provider is
 // GET /v1/admin/fleet.
+//
+// POST /v1/clusters/{id}/cordon and /uncordon: the provider takes its own
+// cluster off the market and puts it back, without an operator: the same
+// command of the cluster's book as the operators' cordon
+// (market/cordon-cluster.ts), held as the provider's (clusters.cordoned_by);
+// its uncordon cannot lift an operator's cordon (409 cluster_cordoned).
 
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 
+import { reasonOf } from '../admin/audit.js';
 import { callerOf } from '../auth/authenticate.js';
+import { cordonCluster } from '../market/cordon-cluster.js';
 import { ownCluster, ownFleet } from '../providers/own-fleet.js';
 import type { RouteContext } from '../services.js';
-import { OwnClusterSchema, OwnFleetSchema } from '../views/provider-fleet.js';
+import { Reason } from '../views/admin.js';
+import {
+  OwnClusterCordonSchema,
+  OwnClusterSchema,
+  OwnFleetSchema,
+} from '../views/provider-fleet.js';
 
 const ClusterParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+const OwnCordonBody = Type.Object(
+  { reason: Type.Optional(Reason()) },
+  {
+    title: 'ClusterCordonRequest',
+    additionalProperties: false,
+    description: 'Optional: a reason kept in the audit log.',
+  },
+);
 
 export const providerClusterRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> = (
   app,
@@ -46,6 +68,53 @@ export const providerClusterRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteCon
     async (request) =>
       ownCluster(ctx.db, callerOf(request).accountId, request.params.id, ctx.market.clock.now()),
   );
+
+  for (const cordoned of [true, false]) {
+    app.post(
+      cordoned ? '/v1/clusters/:id/cordon' : '/v1/clusters/:id/uncordon',
+      {
+        config: {
+          access: 'customer',
+          scope: 'provider',
+          rate: 'cancel',
+          errors: cordoned ? ['not_found'] : ['not_found', 'cluster_cordoned'],
+          bodyOptional: true,
+        },
+        schema: {
+          summary: cordoned
+            ? 'Cordon one of the caller’s clusters: its open sells and resales withdrawn, no new ones taken, live leases run out (providers)'
+            : 'Lift the caller’s own cordon of its cluster: its agent lists its free nodes again (providers)',
+          tags: ['providers'],
+          params: ClusterParams,
+          body: OwnCordonBody,
+          response: { 200: OwnClusterCordonSchema },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        const given = request.body.reason;
+        const change = await cordonCluster(ctx.db, ctx.market, request.log, {
+          clusterId: request.params.id,
+          cordoned,
+          by: 'provider',
+          actor: { actor: caller.accountId, tokenId: caller.tokenId },
+          reason: given === undefined ? null : reasonOf(given),
+          ownerAccountId: caller.accountId,
+        });
+        const own = await ownCluster(
+          ctx.db,
+          caller.accountId,
+          request.params.id,
+          ctx.market.clock.now(),
+        );
+        return {
+          cluster: own.cluster,
+          changed: change.changed,
+          cancelled_order_ids: [...change.cancelledOrderIds],
+        };
+      },
+    );
+  }
 
   done();
 };

@@ -322,6 +322,52 @@ describe('every endpoint, in each of its forms', () => {
     const cordoned = await ex.cluster(provider, 1, OPS.gpu_type, OPS.zone);
     await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
     await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
+    // The provider cordons its own cluster, and lifts its cordon (issue 23).
+    await ok(post(`/v1/clusters/${cordoned}/cordon`, { reason: 'r' }, provider));
+    await ok(post(`/v1/clusters/${cordoned}/uncordon`, undefined, provider));
+    // It cannot lift the operators' cordon, nor touch another's cluster.
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/cordon`, { reason: 'r' }));
+    await fails(post(`/v1/clusters/${cordoned}/uncordon`, {}, provider), 409, 'cluster_cordoned');
+    await fails(post(`/v1/clusters/${cordoned}/cordon`, {}, other), 404, 'not_found');
+    await ok(admin('POST', `/v1/admin/clusters/${cordoned}/uncordon`, { reason: 'r' }));
+    // A provider token (provider + read) withdraws the account's sell, not its buy.
+    const providerToken = (
+      await ok(
+        admin('POST', `/v1/admin/accounts/${provider.accountId}/tokens`, {
+          scopes: ['provider', 'read'],
+          reason: 'r',
+        }),
+        201,
+      )
+    )['token'] as string;
+    const own = await ok(
+      post(
+        '/v1/orders',
+        {
+          ...OPS,
+          side: 'sell',
+          gpu_count: 8,
+          duration_hours: 24,
+          limit_price: 3,
+          cluster_id: cordoned,
+        },
+        provider,
+      ),
+    );
+    await ok(ex.call('DELETE', `/v1/orders/${own['order_id'] as string}`, providerToken));
+    const ownBid = await ok(
+      post(
+        '/v1/orders',
+        { ...OPS, side: 'buy', gpu_count: 8, duration_hours: 24, limit_price: 1 },
+        provider,
+      ),
+    );
+    await fails(
+      ex.call('DELETE', `/v1/orders/${ownBid['order_id'] as string}`, providerToken),
+      403,
+      'forbidden',
+    );
+    await ok(del(`/v1/orders/${ownBid['order_id'] as string}`, provider));
     // A book halted, then resumed.
     await ok(admin('GET', '/v1/admin/books'));
     await ok(admin('POST', `/v1/admin/books/${OPS.gpu_type}/${OPS.zone}/halt`, { reason: 'r' }));

@@ -12,6 +12,7 @@ import { SSH_KEY_TYPES } from '../accounts/ssh-keys.js';
 import type { SshKeyView } from '../accounts/ssh-keys.js';
 import { Dollars, Nullable, PAGE_FIELDS, StringEnum, Timestamp } from '../http/schema.js';
 import { ENTRY_KINDS, TRANSACTION_KINDS } from '../ledger/ledger.js';
+import { CORDONED_BY } from '../market/cordon.js';
 import type { EntryView } from '../ledger/ledger.js';
 import type { PlatformTotals } from '../ledger/platform-account.js';
 
@@ -109,6 +110,14 @@ const NodeSchema = Type.Object(
   { title: 'Node' },
 );
 
+/** Who holds a cluster's cordon (market/cordon.ts). */
+export const CordonedBySchema = Nullable(
+  StringEnum(CORDONED_BY, {
+    description:
+      'Who cordoned it: operator (the exchange’s operators; only they lift it) or provider (its own provider); null when not cordoned.',
+  }),
+);
+
 export const ClusterSchema = Type.Object(
   {
     cluster_id: Type.String(),
@@ -118,9 +127,10 @@ export const ClusterSchema = Type.Object(
     created_at: Timestamp(),
     cordoned_at: Nullable(
       Timestamp(
-        'When an operator cordoned it (its sells withdrawn, no new sell or resale taken); null when not cordoned.',
+        'When it was cordoned, by an operator or by its provider (its sells withdrawn, no new sell or resale taken); null when not cordoned.',
       ),
     ),
+    cordoned_by: CordonedBySchema,
     nodes: Type.Array(NodeSchema),
   },
   { title: 'Cluster', description: 'A provider cluster.' },
@@ -223,6 +233,7 @@ export function clusterView(c: ClusterView): ClusterJson {
     zone: c.zone,
     created_at: c.createdAt.toISOString(),
     cordoned_at: c.cordonedAt?.toISOString() ?? null,
+    cordoned_by: c.cordonedBy,
     nodes: c.nodes.map((n) => ({
       node_id: n.nodeId,
       hostname: n.hostname,

@@ -16,6 +16,7 @@ import {
   StringEnum,
   Timestamp,
 } from '../http/schema.js';
+import { CordonedBySchema } from './accounts.js';
 
 const NODE_STATUSES = ['available', 'online', 'offline'] as const;
 
@@ -68,7 +69,10 @@ export const FleetClusterSchema = Type.Object(
     cluster_id: Type.String(),
     gpu_type: StringEnum(GPU_TYPES),
     zone: StringEnum(ZONES),
-    cordoned_at: Nullable(Timestamp()),
+    cordoned_at: Nullable(
+      Timestamp('When it was cordoned (its sells withdrawn, no new ones); null when not cordoned.'),
+    ),
+    cordoned_by: CordonedBySchema,
     agent_attached_at: Nullable(Timestamp()),
     agent_version: Nullable(Type.String()),
     provisioner: Nullable(Type.String()),

@@ -58,3 +58,18 @@ export const OwnClusterSchema = Type.Object(
   },
   { title: 'OwnCluster' },
 );
+
+export const OwnClusterCordonSchema = Type.Object(
+  {
+    cluster: FleetClusterSchema,
+    changed: Type.Boolean({
+      description:
+        'Whether the call changed the cordon: cordoning a cordoned cluster, or uncordoning one that is not, changes nothing.',
+    }),
+    cancelled_order_ids: Type.Array(Type.String(), {
+      description:
+        'The open sells of the cluster and resales of leases on it that this call withdrew (cancel_reason cluster_cordoned); its live leases are kept.',
+    }),
+  },
+  { title: 'OwnClusterCordon' },
+);
