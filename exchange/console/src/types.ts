@@ -36,6 +36,8 @@ export interface FleetCluster {
   gpu_type: string;
   zone: string;
   cordoned_at: string | null;
+  /** Who holds the cordon: an operator's outranks the provider's own. */
+  cordoned_by: 'operator' | 'provider' | null;
   agent_version: string | null;
   provisioner: string | null;
   heartbeat_seconds: number | null;

@@ -56,7 +56,11 @@ function ClusterCard({ c, provider }: { c: FleetCluster; provider: string }) {
     <section class={c.attention ? 'card attention' : 'card'} data-cluster={c.cluster_id}>
       <h3>
         <a href={`#/cluster/${c.cluster_id}`}>{c.cluster_id}</a> · {c.gpu_type} · {c.zone}
-        {c.cordoned_at !== null && <span class="badge offline">cordoned</span>}
+        {c.cordoned_at !== null && (
+          <span class="badge offline">
+            cordoned{c.cordoned_by === 'provider' ? ' by its provider' : ''}
+          </span>
+        )}
       </h3>
       <p class="facts">
         {provider} · agent {c.agent_version ?? '–'} ({c.provisioner ?? '–'}) · {c.nodes_online}{' '}
