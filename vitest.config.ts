@@ -46,7 +46,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'db', include: [`${PACKAGES}/**/*.db.test.ts`], testTimeout: 20_000 },
+        test: {
+          name: 'db',
+          include: [`${PACKAGES}/**/*.db.test.ts`],
+          testTimeout: 20_000,
+          // Making and dropping a test's database waits on PostgreSQL, slow on a loaded machine.
+          hookTimeout: 60_000,
+        },
       },
       {
         extends: true,
