@@ -1,6 +1,7 @@
 // D34 end to end: SIGTERM drains the built exchange. A request arriving on
 // an open connection during the drain is answered 503 `unavailable` in the
-// D19 envelope with Connection: close; a client that holds a half-sent
+// D19 envelope with Connection: close (the probes answer as themselves:
+// test/exchange-readyz.test.ts); a client that holds a half-sent
 // request does not keep the exchange alive: at GPUX_DRAIN_TIMEOUT_SECONDS its
 // connection is closed and the exchange exits 0.
 
@@ -60,7 +61,7 @@ describe('D34: SIGTERM drains the exchange', () => {
         'Content-Length: 100\r\n\r\n{"name":',
     );
     // Headers half sent: a request that will arrive during the drain.
-    const late = open(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const late = open(url, 'GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n');
     // Once another connection has been answered, the exchange has read both.
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
 

@@ -64,7 +64,7 @@ describe('the app over sockets', () => {
     await running;
     // A request whose headers are half sent when the drain starts.
     const late = client(port);
-    late.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    late.socket.write('GET /v1/slow HTTP/1.1\r\nHost: x\r\n');
     // Once another connection has been answered, the half-sent headers have been read.
     await client(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n').closed;
 
