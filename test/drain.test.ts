@@ -6,12 +6,11 @@
 // connection is closed and the exchange exits 0.
 
 import { mkdtempSync } from 'node:fs';
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { client } from '../exchange/src/http/testing/raw-http.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
@@ -35,18 +34,10 @@ afterAll(async () => {
   await exchange?.stop('SIGKILL');
 });
 
-/** A raw connection; `closed` resolves with everything it received once the server closes it. */
-function open(url: string, send: string): { socket: Socket; closed: Promise<string> } {
+/** A raw connection to the exchange (exchange/src/http/testing/raw-http.ts). */
+function open(url: string, send: string): ReturnType<typeof client> {
   const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
-  socket.write(send);
-  const closed = new Promise<string>((resolve, reject) => {
-    let got = '';
-    socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-    socket.on('close', () => resolve(got));
-    socket.on('error', reject);
-  });
-  return { socket, closed };
+  return client(Number(port), send, hostname);
 }
 
 describe('D34: SIGTERM drains the exchange', () => {

@@ -6,7 +6,6 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createDatabase, uniqueDatabaseName } from '../exchange/src/db/testing/admin-database.js';
 import type { ScratchDatabase } from '../exchange/src/db/testing/admin-database.js';
+import { client, parse } from '../exchange/src/http/testing/raw-http.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 import { PrivateNats } from './support/nats-server.js';
@@ -49,24 +49,14 @@ async function probe(path: string): Promise<Probe> {
 }
 
 /** A request whose headers are half sent; `finish` sends the rest and resolves with the answer. */
-function halfSent(url: string, path: string): () => Promise<string> {
+function halfSent(url: string, path: string): () => Promise<ReturnType<typeof parse>> {
   const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n`);
-  const closed = new Promise<string>((resolve, reject) => {
-    let got = '';
-    socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-    socket.on('close', () => resolve(got));
-    socket.on('error', reject);
-  });
-  return () => {
-    socket.write('\r\n');
-    return closed;
+  const c = client(Number(port), `GET ${path} HTTP/1.1\r\nHost: x\r\n`, hostname);
+  return async () => {
+    c.socket.write('\r\n');
+    return parse(await c.closed);
   };
 }
-
-const bodyOf = (answer: string): unknown =>
-  JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
 
 const OK_CHECKS = { market: 'ok', database: 'ok', events: 'ok' };
 
@@ -113,21 +103,17 @@ describe('the exchange /readyz on PostgreSQL and NATS', () => {
     const exited = ex.stop('SIGTERM');
     await ex.waitFor(/SIGTERM received, draining/);
     const r = await ready();
-    expect(r).toMatch(/^HTTP\/1\.1 503 /);
-    expect(bodyOf(r)).toEqual({
-      data: null,
-      error: {
-        code: 'unavailable',
-        message:
-          'not ready: draining: the exchange is shutting down (SIGTERM) and will hand the market over',
-        phase: 'draining',
-        // Still the owner: the market is let go only after the drain.
-        checks: OK_CHECKS,
-      },
+    expect(r.status).toBe(503);
+    // Still the owner: the market is let go only after the drain.
+    expect(r.body).toMatchObject({
+      error: { code: 'unavailable', phase: 'draining', checks: OK_CHECKS },
     });
+    expect((r.body as { error: { message: string } }).error.message).toMatch(
+      /^not ready: draining: /,
+    );
     const h = await health();
-    expect(h).toMatch(/^HTTP\/1\.1 200 /);
-    expect(bodyOf(h)).toEqual({ status: 'ok' });
+    expect(h.status).toBe(200);
+    expect(h.body).toEqual({ status: 'ok' });
     expect(await exited).toBe(0);
   });
 });

@@ -5,7 +5,6 @@
 
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
 
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
 import type { Database, Queryable } from '../db/database.js';
 import { openPostgres } from '../db/postgres.js';
+import { client, parse } from '../http/testing/raw-http.js';
 import { freshPostgres } from '../db/testing/fresh-database.js';
 import type { FreshDatabase } from '../db/testing/fresh-database.js';
 import { SecretBox } from '../leases/secret-box.js';
@@ -130,15 +130,8 @@ describe('GET /readyz', () => {
     await a.listen({ host: '127.0.0.1', port: 0 });
     const { port } = a.server.address() as AddressInfo;
     const half = (path: string): { write: (t: string) => void; closed: Promise<string> } => {
-      const socket = connect(port, '127.0.0.1');
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n`);
-      const closed = new Promise<string>((resolve, reject) => {
-        let got = '';
-        socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-        socket.on('close', () => resolve(got));
-        socket.on('error', reject);
-      });
-      return { write: (t) => socket.write(t), closed };
+      const c = client(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n`);
+      return { write: (t) => c.socket.write(t), closed: c.closed };
     };
     // Requests whose headers are half sent when the drain starts.
     const ready = half('/readyz');
@@ -150,9 +143,9 @@ describe('GET /readyz', () => {
     app = undefined;
     ready.write('\r\n');
     health.write('\r\n');
-    const r = await ready.closed;
-    expect(r).toMatch(/^HTTP\/1\.1 503 /);
-    expect(JSON.parse(r.slice(r.indexOf('\r\n\r\n') + 4))).toEqual({
+    const r = parse(await ready.closed);
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({
       data: null,
       error: {
         code: 'unavailable',
@@ -162,9 +155,9 @@ describe('GET /readyz', () => {
         checks: OK_CHECKS,
       },
     });
-    const h = await health.closed;
-    expect(h).toMatch(/^HTTP\/1\.1 200 /);
-    expect(JSON.parse(h.slice(h.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'ok' });
+    const h = parse(await health.closed);
+    expect(h.status).toBe(200);
+    expect(h.body).toEqual({ status: 'ok' });
     expect(await drained).toEqual({ forced: false });
   });
 });
