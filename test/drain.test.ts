@@ -41,6 +41,17 @@ function open(url: string, send: string): ReturnType<typeof client> {
 }
 
 describe('D34: SIGTERM drains the exchange', () => {
+  it('is ready on the embedded database and the in-process bus (issue 23)', async () => {
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      status: 'ready',
+      role: 'owner',
+      phase: 'serving',
+      checks: { market: 'ok', database: 'ok', events: 'ok' },
+    });
+  });
+
   it('answers 503 unavailable to a request arriving meanwhile, closes a half-sent request at the deadline, and exits 0', async () => {
     // Headers complete, body half sent: a request the exchange is waiting on.
     // Authenticated: a stranger's request is answered 401 before its body is
