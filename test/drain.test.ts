@@ -1,16 +1,16 @@
 // D34 end to end: SIGTERM drains the built exchange. A request arriving on
 // an open connection during the drain is answered 503 `unavailable` in the
-// D19 envelope with Connection: close; a client that holds a half-sent
+// D19 envelope with Connection: close (the probes answer as themselves:
+// test/exchange-readyz.test.ts); a client that holds a half-sent
 // request does not keep the exchange alive: at GPUX_DRAIN_TIMEOUT_SECONDS its
 // connection is closed and the exchange exits 0.
 
 import { mkdtempSync } from 'node:fs';
-import { connect } from 'node:net';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { client } from '../exchange/src/http/testing/raw-http.js';
 import { startExchangeProcess } from './support/exchange-process.js';
 import type { ExchangeProcess } from './support/exchange-process.js';
 
@@ -34,21 +34,24 @@ afterAll(async () => {
   await exchange?.stop('SIGKILL');
 });
 
-/** A raw connection; `closed` resolves with everything it received once the server closes it. */
-function open(url: string, send: string): { socket: Socket; closed: Promise<string> } {
+/** A raw connection to the exchange (exchange/src/http/testing/raw-http.ts). */
+function open(url: string, send: string): ReturnType<typeof client> {
   const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
-  socket.write(send);
-  const closed = new Promise<string>((resolve, reject) => {
-    let got = '';
-    socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-    socket.on('close', () => resolve(got));
-    socket.on('error', reject);
-  });
-  return { socket, closed };
+  return client(Number(port), send, hostname);
 }
 
 describe('D34: SIGTERM drains the exchange', () => {
+  it('is ready on the embedded database and the in-process bus (issue 23)', async () => {
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      status: 'ready',
+      role: 'owner',
+      phase: 'serving',
+      checks: { market: 'ok', database: 'ok', events: 'ok' },
+    });
+  });
+
   it('answers 503 unavailable to a request arriving meanwhile, closes a half-sent request at the deadline, and exits 0', async () => {
     // Headers complete, body half sent: a request the exchange is waiting on.
     // Authenticated: a stranger's request is answered 401 before its body is
@@ -60,7 +63,7 @@ describe('D34: SIGTERM drains the exchange', () => {
         'Content-Length: 100\r\n\r\n{"name":',
     );
     // Headers half sent: a request that will arrive during the drain.
-    const late = open(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const late = open(url, 'GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n');
     // Once another connection has been answered, the exchange has read both.
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
 

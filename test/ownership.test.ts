@@ -163,9 +163,12 @@ describe('one writer per database (docs/ownership.md)', () => {
     expect((await callApi(owner, 'GET', '/readyz', '')).json).toEqual({
       status: 'ready',
       role: 'owner',
+      phase: 'serving',
+      checks: { market: 'ok', database: 'ok', events: 'ok' },
     });
     const notReady = await callApi(standby, 'GET', '/readyz', '');
     expect(notReady.status).toBe(503);
+    expect(notReady.json).toMatchObject({ error: { code: 'unavailable', phase: 'standby' } });
     expect(notReady.retryAfter).not.toBeNull();
     expect((await callApi(standby, 'GET', '/healthz', '')).status).toBe(200);
     expect(await attachCode(standby)).toBe(status.UNAVAILABLE);

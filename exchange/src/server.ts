@@ -328,6 +328,11 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
         },
         secrets,
         serving,
+        readiness: {
+          // Its own connection on PostgreSQL: the probe waits behind no market traffic.
+          database: ownershipDb,
+          events: () => role.steward?.current()?.publisher.problem(),
+        },
         consoleSessionHours: config.consoleSessionHours,
         provisioningTimeoutMs: config.provisioningTimeoutMs,
         metrics: {

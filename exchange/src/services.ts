@@ -6,6 +6,7 @@ import type { StreamRegistry } from './feed/streams.js';
 import type { SecretBox } from './leases/secret-box.js';
 import type { Market } from './market/market.js';
 import type { ExchangeMetrics } from './metrics/exchange-metrics.js';
+import type { ReadinessSources } from './routes/readiness.js';
 
 /** What the routes work with; main.ts opens them, tests bring their own. */
 export interface Services {
@@ -22,6 +23,11 @@ export interface Services {
    * no, customer and admin requests get 503 and /readyz says so.
    */
   readonly serving?: () => boolean;
+  /**
+   * GET /readyz's database and event bus (routes/readiness.ts). Unset: the
+   * database probed is `db`, and there is no event bus to check.
+   */
+  readonly readiness?: ReadinessSources;
   /** GPUX_CONSOLE_SESSION_HOURS (console/sessions.ts); unset: its default. */
   readonly consoleSessionHours?: number;
   /** D25, for the console's Leases page (GET /v1/admin/leases); unset: the market's default. */

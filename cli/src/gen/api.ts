@@ -32,7 +32,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Readiness probe: 200 from the process that owns the market, 503 from a standby
+     * Readiness probe: 200 from the owner of the market while its database and event bus answer; 503 naming what is not
      * @description No token needed.
      */
     get: operations['getReadyz'];
@@ -2583,6 +2583,15 @@ export interface components {
        */
       last_at: string | null;
     };
+    /** ReadinessChecks */
+    ReadinessChecks: {
+      /** @description `ok`, or why not: this process owns the market and its books are loaded */
+      market: string;
+      /** @description `ok`, or why not: the database answered `SELECT 1` (answer kept for a second) */
+      database: string;
+      /** @description `ok`, or why not: the event bus (NATS JetStream, or the in-process bus) takes events */
+      events: string;
+    };
     /** Ready */
     Ready: {
       /** @enum {string} */
@@ -2592,6 +2601,9 @@ export interface components {
        * @enum {string}
        */
       role: 'owner';
+      /** @enum {string} */
+      phase: 'serving';
+      checks: components['schemas']['ReadinessChecks'];
     };
     /** Resell */
     Resell: components['schemas']['ResellPending'] | components['schemas']['ResellFilled'];

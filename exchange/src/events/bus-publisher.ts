@@ -24,6 +24,11 @@ export class BusPublisher implements EventPublisher {
     return Promise.resolve(source);
   }
 
+  /** In the same process: always there. */
+  problem(): string | undefined {
+    return undefined;
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

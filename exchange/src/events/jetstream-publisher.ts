@@ -95,6 +95,8 @@ export class JetStreamPublisher implements EventPublisher {
   /** The stream was made by this process at least once or found: a missing one now was lost. */
   private known = false;
   private closed = false;
+  /** Since the connection dropped, until it is back (GET /readyz). */
+  private disconnected = false;
   private readonly reconnected: (() => void)[] = [];
 
   private constructor(
@@ -110,7 +112,9 @@ export class JetStreamPublisher implements EventPublisher {
   /** After a reconnection the server may be a new one on an empty store: look again. */
   private async watchReconnects(): Promise<void> {
     for await (const s of this.nc.status()) {
+      if (s.type === 'disconnect') this.disconnected = true;
       if (s.type !== 'reconnect' || this.closed) continue;
+      this.disconnected = false;
       this.ready = undefined;
       // Retried until the stream is there: JetStream may answer only a moment after the server.
       for (let wait = 100; !this.closed && !this.nc.isClosed(); wait = Math.min(wait * 2, 5_000)) {
@@ -262,6 +266,12 @@ export class JetStreamPublisher implements EventPublisher {
   /** `gpux.cluster.…` under this publisher's subject root. */
   private rooted(subject: string): string {
     return this.root === SUBJECT_ROOT ? subject : this.root + subject.slice(SUBJECT_ROOT.length);
+  }
+
+  problem(): string | undefined {
+    if (this.closed || this.nc.isClosed()) return 'the NATS connection is closed';
+    if (this.disconnected) return 'NATS disconnected; reconnecting';
+    return undefined;
   }
 
   async close(): Promise<void> {

@@ -170,6 +170,7 @@ describe('the outbox relay (docs/architecture.md flow 2, D29)', () => {
         await publisher.publish(subject, eventId, payload);
       },
       ensureAgentConsumer: (c) => publisher.ensureAgentConsumer(c),
+      problem: () => undefined,
       close: () => Promise.resolve(),
     };
     const m = await market(3, 'b300', 'us-east-1');

@@ -18,5 +18,7 @@ export interface EventPublisher {
   publish(subject: string, eventId: string, payload: string): Promise<void>;
   /** The durable consumer of a cluster's agent, made when missing. */
   ensureAgentConsumer(clusterId: string): Promise<AgentEventSource>;
+  /** Why events cannot be published now (disconnected, closed); undefined: they can (GET /readyz). */
+  problem(): string | undefined;
   close(): Promise<void>;
 }

@@ -4,7 +4,9 @@
 // D19 envelope (Fastify's own 503 body is turned off: return503OnClosing); and
 // whatever is still connected when the deadline (GPUX_DRAIN_TIMEOUT_SECONDS)
 // passes is closed, so a client holding a half-sent request cannot keep the
-// exchange from stopping.
+// exchange from stopping. The probes answer as themselves meanwhile (issue
+// 23): /healthz 200 (the process is alive), /readyz 503 naming the drain
+// (routes/readiness.ts).
 //
 // Per request this costs two hooks that read one boolean (onRequest, onSend).
 
@@ -23,14 +25,19 @@ declare module 'fastify' {
      * resolve once the server is closed. Call once; the app cannot serve again.
      */
     drain(timeoutMs: number): Promise<DrainResult>;
+    /** Has drain() begun (GET /readyz answers 503 from then on)? */
+    draining(): boolean;
   }
 }
+
+/** The probes, answered by their routes also while the exchange drains. */
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
 export function drainable(app: FastifyInstance): void {
   let draining = false;
 
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (!draining) {
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!draining || PROBES.has(request.routeOptions.url ?? '')) {
       done();
       return;
     }
@@ -43,6 +50,7 @@ export function drainable(app: FastifyInstance): void {
     done(null, payload);
   });
 
+  app.decorate('draining', () => draining);
   app.decorate('drain', async (timeoutMs: number): Promise<DrainResult> => {
     draining = true;
     let forced = false;

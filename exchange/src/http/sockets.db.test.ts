@@ -2,13 +2,14 @@
 // and D34's drain with connections held open. In the db project rather than
 // unit because unit tests open no sockets; no database is used.
 
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { buildApp } from '../app.js';
+import { client, parse } from './testing/raw-http.js';
 
 let app: FastifyInstance | undefined;
 
@@ -64,7 +65,7 @@ describe('the app over sockets', () => {
     await running;
     // A request whose headers are half sent when the drain starts.
     const late = client(port);
-    late.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    late.socket.write('GET /v1/slow HTTP/1.1\r\nHost: x\r\n');
     // Once another connection has been answered, the half-sent headers have been read.
     await client(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n').closed;
 
@@ -102,38 +103,4 @@ describe('the app over sockets', () => {
 async function listen(a: FastifyInstance): Promise<number> {
   await a.listen({ host: '127.0.0.1', port: 0 });
   return (a.server.address() as AddressInfo).port;
-}
-
-/** A raw connection; `closed` resolves with everything it received. */
-function client(port: number, send?: string): { socket: Socket; closed: Promise<string> } {
-  const socket = connect(port, '127.0.0.1');
-  if (send !== undefined) socket.write(send);
-  const closed = new Promise<string>((resolve, reject) => {
-    let got = '';
-    socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
-    socket.on('close', () => resolve(got));
-    socket.on('error', reject);
-  });
-  return { socket, closed };
-}
-
-/** One HTTP/1.1 answer with a JSON body of known length. */
-function parse(text: string): {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-} {
-  const end = text.indexOf('\r\n\r\n');
-  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
-  const headers = Object.fromEntries(
-    lines.map((l) => [
-      l.slice(0, l.indexOf(':')).toLowerCase(),
-      l.slice(l.indexOf(':') + 1).trim(),
-    ]),
-  );
-  return {
-    status: Number(statusLine.split(' ')[1]),
-    headers,
-    body: JSON.parse(text.slice(end + 4)) as unknown,
-  };
 }

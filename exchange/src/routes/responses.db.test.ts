@@ -127,6 +127,8 @@ describe('every endpoint, in each of its forms', () => {
     expect((await ex.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
       status: 'ready',
       role: 'owner',
+      phase: 'serving',
+      checks: { market: 'ok', database: 'ok', events: 'ok' },
     });
     expect((await ex.app.inject({ method: 'GET', url: OPENAPI_PATH })).statusCode).toBe(200);
     // The live feed refuses a query without its book as any route would (its stream: below).

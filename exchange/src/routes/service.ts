@@ -1,25 +1,19 @@
-// GET /healthz (liveness), GET /readyz (readiness: this process owns the
-// market and serves, docs/ownership.md) and GET /v1/openapi.json (the
-// document of the API, openapi.ts); none needs a token. The document is
+// GET /healthz (liveness: 200 while the process answers, also while it
+// drains), GET /readyz (readiness: this process owns the market with its
+// books loaded, the database answers, the event bus is connected, and it is
+// not draining; readiness.ts, docs/ownership.md) and GET /v1/openapi.json
+// (the document of the API, openapi.ts); none needs a token. The document is
 // counted against the public endpoints' limit per client address; the probes
 // are not (a load balancer's checks must never be refused).
 
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { GpuxError } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
 
 import { OPENAPI_PATH } from '../openapi.js';
 import type { RouteContext } from '../services.js';
+import { Readiness, Ready } from './readiness.js';
 
 const Health = Type.Object({ status: Type.Literal('ok') }, { title: 'Health' });
-
-const Ready = Type.Object(
-  {
-    status: Type.Literal('ready'),
-    role: Type.Literal('owner', { description: 'This process owns the market and writes it.' }),
-  },
-  { title: 'Ready' },
-);
 
 const Document = Type.Object(
   {},
@@ -31,6 +25,7 @@ export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
   { ctx },
   done,
 ) => {
+  const readiness = new Readiness(ctx, () => app.draining());
   app.get(
     '/healthz',
     {
@@ -48,20 +43,13 @@ export const serviceRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> 
       logLevel: 'warn',
       config: { access: 'public', errors: ['unavailable'] },
       schema: {
-        summary: 'Readiness probe: 200 from the process that owns the market, 503 from a standby',
+        summary:
+          'Readiness probe: 200 from the owner of the market while its database and event bus answer; 503 naming what is not',
         tags: ['service'],
         response: { 200: Ready },
       },
     },
-    () => {
-      if (ctx.serving !== undefined && !ctx.serving()) {
-        throw new GpuxError(
-          'unavailable',
-          'standing by: another exchange process owns the market (docs/ownership.md)',
-        );
-      }
-      return { status: 'ready' as const, role: 'owner' as const };
-    },
+    () => readiness.answer(),
   );
 
   // Built at the first request (the app is ready by then), then kept as text.
