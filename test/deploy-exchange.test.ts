@@ -3,8 +3,10 @@
 // EXCHANGE_NODE_FLAGS, and exchange.env.example names every setting of the
 // README's table, each with its comment, with values the exchange accepts.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +67,37 @@ describe('deploy/exchange/gpux-exchange.service', () => {
     expect(service.get('RestartPreventExitStatus')).toBe('2');
   });
 
+  it('counts as started once the exchange answers GET /healthz (alive, a standby too), within a bound', () => {
+    const service = new Map(section(unitText, 'Service'));
+    expect(service.get('ExecStartPost')).toBe(
+      '/usr/bin/node /opt/gpux/deploy/exchange/wait-healthy.mjs',
+    );
+    expect(Number(service.get('TimeoutStartSec'))).toBeGreaterThan(0);
+  });
+
+  it("wait-healthy.mjs waits for the exchange's /healthz on HOST:PORT, then exits 0", async () => {
+    let healthy = false;
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      res.writeHead(healthy ? 200 : 503).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const child = spawn(process.execPath, [join(root, 'deploy/exchange/wait-healthy.mjs')], {
+      env: { ...process.env, HOST: '0.0.0.0', PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // Still waiting while the answer is not 200.
+    while (asked.length < 2) await new Promise((r) => setTimeout(r, 50));
+    expect(child.exitCode).toBeNull();
+    healthy = true;
+    expect(await exited).toBe(0);
+    server.close();
+    expect(new Set(asked)).toEqual(new Set(['/healthz']));
+  });
+
   it('is hardened: no new privileges, a read-only system, no capabilities', () => {
     const service = new Map(section(unitText, 'Service'));
     expect(service.get('NoNewPrivileges')).toBe('yes');
@@ -84,7 +117,7 @@ describe('deploy/exchange/gpux-exchange.service', () => {
       unit,
       process.execPath === '/usr/bin/node'
         ? unitText
-        : unitText.replace('ExecStart=/usr/bin/node', `ExecStart=${process.execPath}`),
+        : unitText.replace(/^(ExecStart(?:Post)?)=\/usr\/bin\/node/gm, `$1=${process.execPath}`),
     );
     const run = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
