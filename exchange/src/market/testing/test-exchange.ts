@@ -18,6 +18,7 @@ import type { FeedOptions } from '../../feed/book-feed.js';
 import type { Logger } from '../../logger.js';
 import { SILENT_LOGGER } from '../../logger.js';
 import { AccountEventNumberer, numberAll } from '../../account-events/numberer.js';
+import { AccountStreams } from '../../account-events/account-streams.js';
 import { migrate } from '../../db/migrate.js';
 import { openPglite } from '../../db/pglite.js';
 import { freshPostgres } from '../../db/testing/fresh-database.js';
@@ -187,7 +188,11 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
   // Issue 22: the accounts' events numbered after their commit, as in the exchange (owned-part.ts).
-  const numberer = new AccountEventNumberer(db, { logger: o.logger ?? SILENT_LOGGER });
+  const accountStreams = new AccountStreams(db);
+  const numberer = new AccountEventNumberer(db, {
+    logger: o.logger ?? SILENT_LOGGER,
+    onNumbered: (heads) => accountStreams.numbered(heads),
+  });
   market.onAccountEvents(() => numberer.wake());
   numberer.start();
   const secrets = o.secrets ?? new SecretBox(randomBytes(32));
@@ -206,6 +211,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     },
     {
       db,
+      accountStreams,
       adminToken: ADMIN_TOKEN,
       market,
       secrets,
