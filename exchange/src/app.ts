@@ -105,7 +105,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
             directory: new Directory(services.db),
-            accountStreams: new AccountStreams(services.db),
+            accountStreams: services.accountStreams ?? new AccountStreams(services.db),
             webhooksToLocalhost: config.webhooksToLocalhost ?? false,
           },
           Object.getOwnPropertyDescriptors(services),

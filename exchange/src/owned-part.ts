@@ -17,6 +17,8 @@ import { migrate } from './db/migrate.js';
 import { BusPublisher } from './events/bus-publisher.js';
 import { JetStreamPublisher } from './events/jetstream-publisher.js';
 import { OutboxRelay } from './events/outbox-relay.js';
+import { AccountEventNumberer } from './account-events/numberer.js';
+import type { AccountHead } from './account-events/numberer.js';
 import type { SecretBox } from './leases/secret-box.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import type { CommitGroup } from './market/commit-group.js';
@@ -57,6 +59,8 @@ export interface OwnedDeps {
   readonly onLeases: (clusters: readonly string[] | 'all') => void;
   /** After every commit group (metrics/exchange-metrics.ts); unset: not measured. */
   readonly onCommit?: NonNullable<CommitGroup['onCommit']>;
+  /** After the accounts' events were numbered, their new heads (the streams wake). */
+  readonly onNumbered?: (heads: readonly AccountHead[]) => void;
   /** The bus events go to when NATS_URL is unset. */
   readonly bus: InProcessBus | undefined;
   /** Opens the webhooks' signing secrets (webhooks/dispatcher.ts). */
@@ -118,6 +122,15 @@ export async function startOwnedPart(
     if (publisher instanceof JetStreamPublisher) publisher.onReconnected(() => relay.wake());
     relay.start();
     ownedStops.push(() => relay.close());
+    // Issue 22: the accounts' events, queued by the batches, numbered after their commit
+    // (migrations/0023, account-events/numberer.ts).
+    const numberer = new AccountEventNumberer(db, {
+      logger,
+      ...(d.onNumbered === undefined ? {} : { onNumbered: d.onNumbered }),
+    });
+    market.onAccountEvents(() => numberer.wake());
+    numberer.start();
+    ownedStops.push(() => numberer.close());
     // Issue 22: the accounts' webhooks, from account_events (docs/api/webhooks.md).
     const webhooks = new WebhookDispatcher(db, d.secrets, {
       development: config.databaseUrl === undefined,

@@ -105,9 +105,11 @@ describe('retention', () => {
       accountEvent(buyer.accountId, 'transaction.posted', { n: 1 }, now - MONTH_MS - HOUR_MS),
       accountEvent(buyer.accountId, 'transaction.posted', { n: 2 }, now - HOUR_MS),
     ]);
+    await ex.numberEvents();
     const forgotten = await forgetExpired(ex.db, now, KEEP);
     expect(forgotten.accountEvents).toBe(1);
     await appendAccountEvents(ex.db, [accountEvent(buyer.accountId, 'order.filled', {}, now)]);
+    await ex.numberEvents();
     const rows = await ex.db.query<{ seq: number }>(
       'SELECT seq FROM account_events WHERE account_id = $1 ORDER BY seq',
       [buyer.accountId],

@@ -23,6 +23,7 @@ import type { Logger as PinoLogger } from 'pino';
 
 import { Directory } from './accounts/directory.js';
 import { offerDemoNodes } from './accounts/demo-sells.js';
+import { AccountStreams } from './account-events/account-streams.js';
 import { buildApp } from './app.js';
 import { ExchangeMetrics } from './metrics/exchange-metrics.js';
 import { newApiToken } from './auth/tokens.js';
@@ -318,10 +319,13 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
     }
     stops.push(() => grpc.close());
 
+    // Woken by this process's numberer of account events (D35).
+    const accountStreams = new AccountStreams(db);
     const app = buildApp(
       { ...config, logger, webhooksToLocalhost: config.databaseUrl === undefined },
       {
         db,
+        accountStreams,
         adminToken,
         get market() {
           return owned().market;
@@ -361,6 +365,7 @@ export async function startExchange(config: Config, o: ExchangeOptions): Promise
           tokenFor: (books) => ownership.tokenFor(books),
           fenced: () => role.steward?.lose(),
           onLeases: (clusters) => grpc.invalidate(clusters),
+          onNumbered: (heads) => accountStreams.numbered(heads),
           onCommit: metrics.onCommit,
           bus,
           secrets,

@@ -11,6 +11,11 @@ import type { ReadinessSources } from './routes/readiness.js';
 /** What the routes work with; main.ts opens them, tests bring their own. */
 export interface Services {
   readonly db: Database;
+  /**
+   * The account event streams, when the process around the app wakes them
+   * as events are numbered (account-events/numberer.ts); else the app makes its own.
+   */
+  readonly accountStreams?: AccountStreams;
   /** D31: guards the admin API. */
   readonly adminToken: string;
   /** The books and their writers, rebuilt from the database before traffic. */

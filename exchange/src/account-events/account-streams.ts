@@ -5,9 +5,11 @@
 // faster than its client takes them: a slow client holds at most one page of
 // bytes, never a backlog.
 //
-// Wake-up: while any stream is open, one query every POLL_MS reads the
-// counters (account_event_heads) of every account watched, whichever process
-// wrote their events; a stream whose account has moved reads the new
+// Wake-up: the numberer of this process (numberer.ts, D35) says which
+// accounts' counters it advanced as soon as it commits; besides, while any
+// stream is open, one query every POLL_MS reads the counters
+// (account_event_heads) of every account watched, whichever process
+// numbered their events; a stream whose account has moved reads the new
 // events (a stream is at most POLL_MS behind). The events are committed before they are read, so what a
 // stream sends is never rolled back, and it survives a restart.
 
@@ -194,6 +196,16 @@ export class AccountStreams {
     stream.moved(head);
     this.run();
     return { ok: true, stream };
+  }
+
+  /** Events were numbered (numberer.ts): the streams of those accounts send them now. */
+  numbered(heads: readonly { account_id: string; seq: number }[]): void {
+    if (this.open.size === 0) return;
+    const byAccount = new Map(heads.map((h) => [h.account_id, h.seq]));
+    for (const s of this.open) {
+      const head = byAccount.get(s.accountId);
+      if (head !== undefined) s.moved(head);
+    }
   }
 
   /** End every stream with a `closed` event (a drain or a close of the app). */

@@ -1,29 +1,25 @@
-// How a statement's account events are numbered (migrations/0020): each
-// account's events ranked 1…n in the order recorded, the counters in one
-// order of accounts (no two statements lock them crosswise), and the
-// platform's own accounts, which are in every fill, never given one.
+// How a change's account events are queued (migrations/0023): in the order
+// recorded, as they are numbered later (numberer.ts, numberer.db.test.ts),
+// and the platform's own accounts, which are in every fill, never given one.
 
 import { describe, expect, it } from 'vitest';
 
 import { PLATFORM_ACCOUNT_ID } from '../ledger/ledger.js';
-import { accountEvent, numbered, transactionEvents } from './events.js';
+import { accountEvent, queued, transactionEvents } from './events.js';
 
 describe('account events', () => {
-  it('ranks each account’s events in order and sorts the counters by account', () => {
-    const { heads, rows } = numbered([
-      accountEvent('acc_b', 'order.filled', {}, 1),
-      accountEvent('acc_a', 'order.filled', {}, 1),
-      accountEvent('acc_b', 'lease.provisioning', {}, 1),
+  it('queues the events in the order recorded, with what is stored of each', () => {
+    const rows = queued([
+      accountEvent('acc_b', 'order.filled', { n: 1 }, 1),
+      accountEvent('acc_a', 'order.filled', {}, 2),
+      accountEvent('acc_b', 'lease.provisioning', {}, 3),
     ]);
-    expect(heads).toEqual([
-      { account_id: 'acc_a', n: 1 },
-      { account_id: 'acc_b', n: 2 },
+    expect(rows.map((r) => [r.account_id, r.kind, r.payload, r.created_ms])).toEqual([
+      ['acc_b', 'order.filled', { n: 1 }, 1],
+      ['acc_a', 'order.filled', {}, 2],
+      ['acc_b', 'lease.provisioning', {}, 3],
     ]);
-    expect(rows.map((r) => [r.account_id, r.rank, r.n, r.kind])).toEqual([
-      ['acc_b', 1, 2, 'order.filled'],
-      ['acc_a', 1, 1, 'order.filled'],
-      ['acc_b', 2, 2, 'lease.provisioning'],
-    ]);
+    expect(rows.every((r) => r.event_id.startsWith('evt_'))).toBe(true);
   });
 
   it('posts a transaction to each customer in it, with its side, never to the platform', () => {
@@ -47,7 +43,7 @@ describe('account events', () => {
       ['acc_buyer', -70.4, ['buyer_charge', 'buyer_fee']],
       ['acc_seller', 57.6, ['seller_proceeds', 'seller_fee']],
     ]);
-    expect(() => numbered([accountEvent(PLATFORM_ACCOUNT_ID, 'order.filled', {}, 1)])).toThrow(
+    expect(() => queued([accountEvent(PLATFORM_ACCOUNT_ID, 'order.filled', {}, 1)])).toThrow(
       /platform/,
     );
   });

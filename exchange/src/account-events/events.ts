@@ -4,9 +4,9 @@
 // (an operator's adjustment, a refreshed kubeconfig) call appendAccountEvents
 // in their own transaction. Either way the event commits with its change.
 //
-// Numbering (migrations/0020): the account's counter row is advanced by the
-// count of its events in the statement, and the events are numbered from the
-// old value + 1, in the order they were recorded.
+// Numbering (migrations/0023): the change queues its events as one row of
+// account_event_batches; the numberer (numberer.ts) numbers them from each
+// account's counter after the commit, in the order they were recorded.
 
 import { InvariantError, formatDollars, newId } from '@gpux/shared';
 import type { CancelReason } from '@gpux/shared';
@@ -145,74 +145,40 @@ export function transactionEvents(t: LedgerTransaction, at: number): AccountEven
   );
 }
 
-/** The two parameters of a write: each account's count, and the events with their rank. */
-export function numbered(events: readonly AccountEventInput[]): {
-  heads: { account_id: string; n: number }[];
-  rows: {
-    account_id: string;
-    rank: number;
-    n: number;
-    event_id: string;
-    kind: string;
-    payload: unknown;
-    created_ms: number;
-  }[];
-} {
-  const counts = new Map<string, number>();
-  const rows = events.map((e) => {
+/** The events as queued (account_event_batches.events, migrations/0023), in order. */
+export function queued(events: readonly AccountEventInput[]): {
+  account_id: string;
+  event_id: string;
+  kind: string;
+  payload: unknown;
+  created_ms: number;
+}[] {
+  return events.map((e) => {
     if (SILENT.has(e.account_id)) {
       throw new InvariantError(`an event for the platform's account ${e.account_id}`);
     }
-    const rank = (counts.get(e.account_id) ?? 0) + 1;
-    counts.set(e.account_id, rank);
     return {
       account_id: e.account_id,
-      rank,
-      n: 0,
       event_id: e.event_id,
       kind: e.kind,
       payload: e.data,
       created_ms: e.created_ms,
     };
   });
-  for (const r of rows) r.n = counts.get(r.account_id) ?? 0;
-  // Sorted: two statements lock the counters of the accounts they share in one order.
-  const heads = [...counts]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([account_id, n]) => ({ account_id, n }));
-  return { heads, rows };
 }
 
 /**
- * The counters advance (one statement's CTE, `$` its parameter): RETURNING
- * each account's new last number. Sorted input, so locks are taken in order.
+ * The events of one change as ONE queued row (a statement's CTE, `$` its
+ * parameter: queued()'s rows as JSON). Numbered after the commit
+ * (account-events/numberer.ts).
  */
-export const HEADS_SQL = `INSERT INTO account_event_heads (account_id, seq)
-    SELECT account_id, n FROM json_to_recordset($::json) AS x(account_id text, n bigint)
-     ORDER BY account_id
-    ON CONFLICT (account_id) DO UPDATE SET seq = account_event_heads.seq + EXCLUDED.seq
-    RETURNING account_id, seq`;
+export const QUEUE_SQL = `INSERT INTO account_event_batches (events) SELECT $::json`;
 
-/** The events, numbered from the counters `heads` (the CTE of HEADS_SQL) returned. */
-export function eventsSql(heads: string): string {
-  return `INSERT INTO account_events (account_id, seq, event_id, kind, payload, created_ms)
-    SELECT x.account_id, h.seq - x.n + x.rank, x.event_id, x.kind, x.payload, x.created_ms
-      FROM json_to_recordset($::json)
-        AS x(account_id text, rank bigint, n bigint, event_id text, kind text, payload json,
-             created_ms bigint)
-      JOIN ${heads} h ON h.account_id = x.account_id`;
-}
-
-/** Writes events in `q`'s transaction (changes made outside a book's batch). */
+/** Queues events in `q`'s transaction (changes made outside a book's batch). */
 export async function appendAccountEvents(
   q: Queryable,
   events: readonly AccountEventInput[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const { heads, rows } = numbered(events);
-  await q.query(
-    `WITH h AS (${HEADS_SQL.replace('$', '$1')})
-     ${eventsSql('h').replace('$', '$2')}`,
-    [JSON.stringify(heads), JSON.stringify(rows)],
-  );
+  await q.query(QUEUE_SQL.replace('$', '$1'), [JSON.stringify(queued(events))]);
 }

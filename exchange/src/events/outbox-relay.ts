@@ -18,6 +18,7 @@ import { InvariantError } from '@gpux/shared';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { EventPublisher } from './publisher.js';
+import { Waker, runRounds } from './waker.js';
 
 export interface RelayOptions {
   readonly logger: Logger;
@@ -93,8 +94,7 @@ export function eventBody(payload: string, keys: string | null): string {
 export class OutboxRelay {
   private running = false;
   private stopped = false;
-  private wakeUp: (() => void) | undefined;
-  private woken = false;
+  private readonly waker = new Waker();
   private loop: Promise<void> | undefined;
   /** Rows stored by the stream and not yet marked published (seq). */
   private marks: number[] = [];
@@ -115,14 +115,13 @@ export class OutboxRelay {
 
   /** Events were committed: look now. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.waker.wake();
   }
 
   /** Stop after the round in flight; unpublished rows wait for the next start. */
   async close(): Promise<void> {
     this.stopped = true;
-    this.wakeUp?.();
+    this.waker.wake();
     await this.loop;
     await this.flushMarks().catch((err: unknown) => {
       // Not lost: those rows are published again, under the same ids, by the next start (D30).
@@ -130,30 +129,21 @@ export class OutboxRelay {
     });
   }
 
-  private async run(): Promise<void> {
-    let backoff = this.o.backoffMs ?? 100;
-    while (!this.stopped) {
-      let more = false;
-      try {
-        more = await this.round();
-        backoff = this.o.backoffMs ?? 100;
-      } catch (err) {
+  private run(): Promise<void> {
+    return runRounds(
+      this.waker,
+      this.o,
+      () => this.round(),
+      (err, retryInMs) => {
         this.stats.failures++;
         this.o.logger.warn(
-          { err, retryInMs: backoff },
+          { err, retryInMs },
           'publishing outbox events failed; they stay in the outbox and are tried again',
         );
-        await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, this.o.maxBackoffMs ?? 5_000);
-        continue;
-      }
-      if (!more) {
-        const roundAt = Date.now();
-        await this.sleep(this.o.idleMs ?? 250);
-        const early = roundAt + (this.o.coalesceMs ?? 20) - Date.now();
-        if (early > 0 && !this.stopped) await new Promise((r) => setTimeout(r, early));
-      }
-    }
+      },
+      () => this.stopped,
+      20,
+    );
   }
 
   /**
@@ -192,24 +182,5 @@ export class OutboxRelay {
     if (this.marks.length === 0) return;
     await this.db.query(ROUND_SQL, [this.marks, Date.now(), 0], { name: 'gpux_relay_round' });
     this.marks = [];
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        this.woken = false;
-        done();
-      };
-    });
   }
 }

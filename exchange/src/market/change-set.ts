@@ -6,7 +6,7 @@
 // One round trip whatever the batch size; only the tables with rows are in
 // the statement, and each of its few texts stays prepared on each connection.
 
-import { HEADS_SQL, eventsSql, numbered, transactionEvents } from '../account-events/events.js';
+import { QUEUE_SQL, queued, transactionEvents } from '../account-events/events.js';
 import type { AccountEventInput } from '../account-events/events.js';
 import type { Queryable } from '../db/database.js';
 import { assertBalanced } from '../ledger/ledger.js';
@@ -31,9 +31,6 @@ const set = (cols: readonly string[]): string => cols.map((c) => `${c} = EXCLUDE
 
 /** Every batch statement starts with this comment (it shows in pg_stat_activity). */
 export const WRITE_BATCH_MARK = '/* gpux:write-batch */';
-
-/** The index in PARTS of the account event counters' CTE (named w16 in the statement). */
-const HEADS_PART = 16;
 
 /** One CTE per table, `$` standing for its parameter's number. */
 const PARTS: readonly string[] = [
@@ -96,13 +93,10 @@ const PARTS: readonly string[] = [
     SELECT gpu_type, zone, sequence
       FROM json_to_recordset($::json) AS x(gpu_type text, zone text, sequence bigint)
     ON CONFLICT (gpu_type, zone) DO UPDATE SET sequence = EXCLUDED.sequence`,
-  // Issue 22: each account's events, numbered from its counter (account-events/events.ts);
-  // the second reads the first's RETURNING, and both are in the statement or neither.
-  HEADS_SQL,
-  eventsSql(`w${HEADS_PART}`),
+  // Issue 22: each account's events, queued as ONE row and numbered after the
+  // commit (migrations/0023, account-events/numberer.ts).
+  QUEUE_SQL,
 ];
-
-if (PARTS[HEADS_PART] !== HEADS_SQL) throw new Error('HEADS_PART is not the counters’ CTE');
 
 const statements = new Map<number, string>();
 
@@ -259,7 +253,6 @@ export class ChangeSet {
         amount_cents: p.amountCents,
       })),
     );
-    const { heads, rows } = numbered(this.events);
     const parts: readonly (readonly unknown[])[] = [
       [...this.orders.values()],
       [...this.leases.values()],
@@ -282,8 +275,6 @@ export class ChangeSet {
       this.halts,
       this.cordons,
       this.sequences,
-      heads,
-      rows,
     ];
     let mask = 0;
     const params: string[] = [];
@@ -292,6 +283,11 @@ export class ChangeSet {
       mask |= 1 << i;
       params.push(json(rows));
     });
+    // The events' one row: the array of them is its value (QUEUE_SQL).
+    if (this.events.length > 0) {
+      mask |= 1 << parts.length;
+      params.push(json(queued(this.events)));
+    }
     if (mask === 0) return;
     if (fence === undefined) {
       await q.query(writeBatchSql(mask), params, { name: `gpux_write_batch_${mask}` });

@@ -55,6 +55,9 @@ export class CommitGroup {
   /** Called after a commit that wrote outbox events (the relay wakes). */
   onEvents: (() => void) | undefined;
 
+  /** Called after a commit that queued accounts' events (the numberer wakes). */
+  onAccountEvents: (() => void) | undefined;
+
   /**
    * Called after a commit that changed leases, with their clusters, and with
    * 'all' when a book was rebuilt: which nodes are leased may have changed
@@ -122,6 +125,7 @@ export class CommitGroup {
       try {
         await merged.write(this.db, this.fence?.tokenFor(written.map((b) => b.book)));
         if (merged.outbox.length > 0) this.onEvents?.();
+        if (merged.events.length > 0) this.onAccountEvents?.();
         if (merged.leases.size > 0 && this.onLeases !== undefined) {
           this.onLeases([...new Set([...merged.leases.values()].map((l) => l.cluster_id))]);
         }

@@ -131,6 +131,11 @@ export class Market {
     this.group.onEvents = listener;
   }
 
+  /** `listener` runs after every commit that queued accounts' events (the numberer wakes). */
+  onAccountEvents(listener: () => void): void {
+    this.group.onAccountEvents = listener;
+  }
+
   /** `listener` runs after every commit that changed leases (their clusters; 'all': a book was rebuilt). */
   onLeases(listener: (clusters: readonly string[] | 'all') => void): void {
     this.group.onLeases = listener;

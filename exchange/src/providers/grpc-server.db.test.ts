@@ -250,6 +250,7 @@ describe('the agents gRPC service (D29)', () => {
       kubeconfig: 'apiVersion: v1\nkind: Config\n# refreshed\n',
     });
     expect(again.leaseStatus).toBe('active');
+    await ex.numberEvents();
     const events = await ex.db.query<{ kind: string }>(
       'SELECT kind FROM account_events WHERE account_id = $1 ORDER BY seq',
       [buyer.accountId],

@@ -16,6 +16,9 @@ import type { Database } from '../../db/database.js';
 import { DEFAULT_FEED_OPTIONS } from '../../feed/book-feed.js';
 import type { FeedOptions } from '../../feed/book-feed.js';
 import type { Logger } from '../../logger.js';
+import { SILENT_LOGGER } from '../../logger.js';
+import { AccountEventNumberer, numberAll } from '../../account-events/numberer.js';
+import { AccountStreams } from '../../account-events/account-streams.js';
 import { migrate } from '../../db/migrate.js';
 import { openPglite } from '../../db/pglite.js';
 import { freshPostgres } from '../../db/testing/fresh-database.js';
@@ -138,6 +141,8 @@ export interface TestExchange {
   marketLease(tag: string): Promise<MarketLease>;
   /** Let time pass in every book (expiry, scheduled orders, lease ends). */
   tick(ms?: number): Promise<void>;
+  /** Number every account event queued so far (account-events/numberer.ts; it also runs by itself). */
+  numberEvents(): Promise<void>;
   /** Serve the app on a port of 127.0.0.1 (streams need real HTTP); returns its URL. */
   listen(): Promise<string>;
   /** Stop the app and the books; keep the database (for a restart). */
@@ -182,6 +187,14 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       ? {}
       : { provisioningTimeoutMs: o.provisioningTimeoutMs }),
   });
+  // Issue 22: the accounts' events numbered after their commit, as in the exchange (owned-part.ts).
+  const accountStreams = new AccountStreams(db);
+  const numberer = new AccountEventNumberer(db, {
+    logger: o.logger ?? SILENT_LOGGER,
+    onNumbered: (heads) => accountStreams.numbered(heads),
+  });
+  market.onAccountEvents(() => numberer.wake());
+  numberer.start();
   const secrets = o.secrets ?? new SecretBox(randomBytes(32));
   const metrics = new ExchangeMetrics();
   market.onCommit(metrics.onCommit);
@@ -198,6 +211,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
     },
     {
       db,
+      accountStreams,
       adminToken: ADMIN_TOKEN,
       market,
       secrets,
@@ -315,6 +329,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       if (address === null || typeof address === 'string') throw new Error('not listening');
       return `http://127.0.0.1:${address.port}`;
     },
+    numberEvents: () => numberAll(db),
     async tick(ms = 0) {
       clock.advance(ms);
       await market.tickAll(clock.now());
@@ -324,6 +339,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       stopped = true;
       await app.close();
       await market.close();
+      await numberer.close();
       await ownership.release();
     },
     async close() {
