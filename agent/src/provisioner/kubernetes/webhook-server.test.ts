@@ -1,9 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -14,42 +10,18 @@ import { AdmissionWebhookServer } from './webhook-server.js';
 const ID = 'lse_01jdq3m5x0aaaaaaaaaaaaaaaa';
 const NS = 'gpux-lse-01jdq3m5x0aaaaaaaaaaaaaaaa';
 
-let dir: string;
 let ca: Buffer;
 let server: AdmissionWebhookServer;
 let port: number;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gpux-webhook-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=gpux-agent-webhook',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  ca = readFileSync(join(dir, 'cert.pem'));
+  const pair = selfSigned('gpux-agent-webhook');
+  ca = pair.cert;
   server = new AdmissionWebhookServer({
     host: '127.0.0.1',
     port: 0,
     certPem: ca,
-    keyPem: readFileSync(join(dir, 'key.pem')),
+    keyPem: pair.key,
     leaseOfNamespace: (ns) => {
       if (ns === 'broken') return Promise.reject(new Error('API unreachable'));
       return Promise.resolve(ns === NS ? ID : undefined);
@@ -61,7 +33,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function post(body: unknown): Promise<{ status: number; json: unknown }> {
