@@ -31,7 +31,7 @@ import type { Seen } from './feed-subscribers.js';
 import { Driver, fmtLatencyMs, fmtMs, onboard } from './http-bench.js';
 import type { PhaseResult } from './http-bench.js';
 import { LeanHttpClient } from './http-client.js';
-import { BenchExchange, PgProbe, buildExchange } from './http-exchange.js';
+import { BenchExchange, PgProbe, buildExchange, cpuMsOfChildren } from './http-exchange.js';
 import { makeSchedule } from './http-workload.js';
 import type { PhaseSpec } from './http-workload.js';
 import { summarize } from './stats.js';
@@ -141,7 +141,17 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
         await subscribers.open(`${url}${WATCHED}`, o.subscribers);
         await new Promise((r) => setTimeout(r, PAUSE_MS));
       }
+      // The exchange's children: its feed writer process (docs/architecture.md).
+      const writerCpu = (): Promise<number | undefined> =>
+        exchange.pid === undefined ? Promise.resolve(undefined) : cpuMsOfChildren(exchange.pid);
+      const writer0 = await writerCpu();
+      const t0 = performance.now();
       const r = await driver.run(phase);
+      const writer1 = await writerCpu();
+      const writerPct =
+        writer0 === undefined || writer1 === undefined
+          ? undefined
+          : ((writer1 - writer0) / (performance.now() - t0)) * 100;
       const s = watched ? await subscribers.close() : undefined;
       if (s !== undefined) seen.push(s);
       const label = phase.measured
@@ -149,9 +159,13 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
         : 'warm-up';
       const pct = (v: number | undefined): string => (v === undefined ? '?' : `${v.toFixed(0)}%`);
       const mine =
-        (r.cpu.exchange ?? 0) + (r.cpu.postgres ?? 0) + r.cpu.bench + (s?.cpuPercent ?? 0);
+        (r.cpu.exchange ?? 0) +
+        (writerPct ?? 0) +
+        (r.cpu.postgres ?? 0) +
+        r.cpu.bench +
+        (s?.cpuPercent ?? 0);
       const others = r.cpu.machine === undefined ? undefined : Math.max(0, r.cpu.machine - mine);
-      const cpu = `cpu: exchange ${pct(r.cpu.exchange)}, postgres ${pct(r.cpu.postgres)}, bench ${pct(r.cpu.bench)}; machine ${pct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${pct(others)})`;
+      const cpu = `cpu: exchange ${pct(r.cpu.exchange)} + its feed writer ${pct(writerPct)}, postgres ${pct(r.cpu.postgres)}, bench ${pct(r.cpu.bench)}; machine ${pct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${pct(others)})`;
       console.log(
         `  ${label.padEnd(14)} ${Math.round(r.achieved)} orders/s  ${fmtLatencyMs(r.latency)}  errors ${r.errors.total()}; ${cpu}`,
       );

@@ -10,6 +10,7 @@ import { idempotency } from './auth/idempotency.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter } from './auth/rate-limit.js';
 import type { Config } from './config.js';
 import { DEFAULT_STREAMS_PER_ADDRESS, StreamRegistry } from './feed/streams.js';
+import { FeedWriter } from './feed/writer.js';
 import { AddressLimiter, DEFAULT_PUBLIC_RATE_PER_MINUTE } from './http/address-limit.js';
 import {
   BODY_LIMIT_BYTES,
@@ -55,7 +56,9 @@ export { BODY_LIMIT_BYTES };
 export interface AppConfig
   extends
     Pick<Config, 'logLevel'>,
-    Partial<Pick<Config, 'rateLimits' | 'publicRatePerMinute' | 'streamsPerAddress'>> {
+    Partial<
+      Pick<Config, 'rateLimits' | 'publicRatePerMinute' | 'streamsPerAddress' | 'feedWriter'>
+    > {
   /** main.ts's pino logger; without one Fastify makes its own at `logLevel`. */
   readonly logger?: FastifyBaseLogger;
   /**
@@ -104,6 +107,7 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
           {
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
+            ...(config.feedWriter === false ? {} : { feedWriter: new FeedWriter() }),
             directory: new Directory(services.db),
             accountStreams: services.accountStreams ?? new AccountStreams(services.db),
             webhooksToLocalhost: config.webhooksToLocalhost ?? false,
@@ -123,6 +127,8 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
   if (services !== 'offline') {
     app.addHook('preClose', (done) => {
       ctx.streams.closeAll('unavailable');
+      // After the streams' closing: the writer sends their last events, then ends.
+      ctx.feedWriter?.stop();
       ctx.accountStreams.closeAll();
       consoleStreams.closeAll();
       done();

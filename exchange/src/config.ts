@@ -35,6 +35,8 @@ export interface Config {
   readonly publicRatePerMinute: number;
   /** Live feed streams open at once per client address (feed/streams.ts). */
   readonly streamsPerAddress: number;
+  /** A child process writes the live feed's streams (feed/writer.ts); false: this one does. */
+  readonly feedWriter: boolean;
   /** D25: a lease still provisioning after this long fails with a full refund. */
   readonly provisioningTimeoutMs: number;
   /** A diagnostic: append every committed write batch to this file (market/capture.ts). */
@@ -125,6 +127,7 @@ function configOf(v: Values, problems: string[], failed: ReadonlySet<string>): C
     },
     publicRatePerMinute: v.ratePublicPerMinute,
     streamsPerAddress: v.streamsPerAddress,
+    feedWriter: v.feedWriter,
     provisioningTimeoutMs: v.provisioningTimeoutSeconds * 1000,
     captureWritesFile: v.captureWrites,
     drainTimeoutMs: v.drainTimeoutSeconds * 1000,

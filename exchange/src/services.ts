@@ -3,6 +3,7 @@ import type { Directory } from './accounts/directory.js';
 import type { RateLimiter } from './auth/rate-limit.js';
 import type { Database } from './db/database.js';
 import type { StreamRegistry } from './feed/streams.js';
+import type { FeedWriter } from './feed/writer.js';
 import type { SecretBox } from './leases/secret-box.js';
 import type { Market } from './market/market.js';
 import type { ExchangeMetrics } from './metrics/exchange-metrics.js';
@@ -58,6 +59,8 @@ export interface RouteContext extends Services {
   readonly limiter: RateLimiter;
   /** The live feed streams open, per address (feed/streams.ts). */
   readonly streams: StreamRegistry;
+  /** The process that writes the live feed's streams; undefined: this process writes them. */
+  readonly feedWriter?: FeedWriter;
   /** The account event streams open (account-events/account-streams.ts). */
   readonly accountStreams: AccountStreams;
   /** Webhooks may be http to localhost (development: the embedded database, webhooks/url.ts). */

@@ -158,6 +158,13 @@ export const EXCHANGE_SETTINGS = [
     default: DEFAULT_STREAMS_PER_ADDRESS,
     description: 'live feed streams (`GET /v1/stream`) open at once per client address',
   }),
+  setting('feedWriter', {
+    name: 'GPUX_FEED_WRITER',
+    parse: onOff,
+    default: true,
+    description:
+      '`0`: the exchange process writes the live feed streams itself instead of handing them to its feed writer process (docs/architecture.md)',
+  }),
   // D25
   setting('provisioningTimeoutSeconds', {
     name: 'GPUX_PROVISIONING_TIMEOUT_SECONDS',

@@ -36,6 +36,7 @@ import { Ring } from './ring.js';
 import { SSE_RETRY, sseEvent } from './sse.js';
 import { Watcher } from './watcher.js';
 import type { FeedSink } from './watcher.js';
+import type { FeedWriter } from './writer.js';
 
 export interface FeedOptions {
   /** Events of each book kept for clients that resume with Last-Event-ID. */
@@ -72,6 +73,11 @@ export class BookFeed {
   private readonly fan: FanOut;
   private snapshot: { seq: number; text: string } | undefined;
   private isClosed = false;
+  /** The writer process its streams were handed to (feed/writer.ts), and how many are there. */
+  private writer: FeedWriter | undefined;
+  private handedOver = 0;
+  /** How many times the book was rebuilt from the database (reset). */
+  private epoch = 0;
 
   constructor(
     readonly gpuType: GpuType,
@@ -98,7 +104,16 @@ export class BookFeed {
   }
 
   get watching(): number {
-    return this.watchers.size;
+    return this.watchers.size + this.handedOver;
+  }
+
+  private get key(): string {
+    return `${this.gpuType}/${this.zone}`;
+  }
+
+  /** The writer process has streams of this book: it gets the book's events. */
+  private get remote(): FeedWriter | undefined {
+    return this.handedOver > 0 ? this.writer : undefined;
   }
 
   /**
@@ -146,6 +161,12 @@ export class BookFeed {
     this.seq = p.last;
     this.snapshot = undefined;
     this.fan.queue(entries, this.seq);
+    this.remote?.post({
+      t: 'events',
+      book: this.key,
+      epoch: this.epoch,
+      events: entries.map((e) => [e.seq, textOf(e)] as const),
+    });
   }
 
   /**
@@ -159,11 +180,13 @@ export class BookFeed {
     this.ring.clear();
     this.seq = sequence;
     this.load(book);
+    this.epoch++;
     const text = this.snapshotText();
     for (const w of this.watchers) {
       w.through = sequence;
       w.send(text);
     }
+    this.remote?.post({ t: 'reset', book: this.key, epoch: this.epoch, seq: sequence, text });
   }
 
   /**
@@ -171,17 +194,7 @@ export class BookFeed {
    * still held, else starts with a snapshot. `onGone`: it left.
    */
   watch(sink: FeedSink, lastEventId: number | undefined, onGone: () => void): Watcher {
-    if (this.isClosed) {
-      throw new GpuxError('unavailable', 'this exchange process no longer serves the market');
-    }
-    const missed =
-      lastEventId === undefined
-        ? undefined
-        : lastEventId === this.seq
-          ? []
-          : this.ring.after(lastEventId);
-    const head =
-      SSE_RETRY + (missed === undefined ? this.snapshotText() : missed.map(textOf).join(''));
+    const head = this.head(lastEventId);
     // Its first bytes do not count against the bound: a deep book's snapshot may be large.
     const w = new Watcher(sink, this.o.maxBufferedBytes + Buffer.byteLength(head), () => {
       this.watchers.delete(w);
@@ -193,15 +206,66 @@ export class BookFeed {
     return w;
   }
 
+  /**
+   * A new stream for the writer process (feed/writer.ts): what its head
+   * says (as watch()), the number it ends at, and the rest of what the
+   * writer needs. From now on the book's events go to `writer`; `end()`,
+   * once, when the stream is over (or was never handed over).
+   */
+  handOver(
+    lastEventId: number | undefined,
+    writer: FeedWriter,
+  ): {
+    head: string;
+    watch: { book: string; epoch: number; through: number; maxBufferedBytes: number };
+    end: () => void;
+  } {
+    const head = this.head(lastEventId);
+    this.writer = writer;
+    this.handedOver++;
+    let ended = false;
+    return {
+      head,
+      watch: {
+        book: this.key,
+        epoch: this.epoch,
+        through: this.seq,
+        maxBufferedBytes: this.o.maxBufferedBytes,
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.handedOver--;
+      },
+    };
+  }
+
+  /** What a new stream is sent first: a snapshot, or the events after `lastEventId` when all are held. */
+  private head(lastEventId: number | undefined): string {
+    if (this.isClosed) {
+      throw new GpuxError('unavailable', 'this exchange process no longer serves the market');
+    }
+    const missed =
+      lastEventId === undefined
+        ? undefined
+        : lastEventId === this.seq
+          ? []
+          : this.ring.after(lastEventId);
+    return SSE_RETRY + (missed === undefined ? this.snapshotText() : missed.map(textOf).join(''));
+  }
+
   /** Tell every watcher the stream is alive, with the last number. */
   heartbeat(): void {
-    if (this.watchers.size === 0) return;
+    if (this.watching === 0) return;
     // Not a new number: it repeats the last.
-    this.fan.heartbeat({
+    const entry: Entry = {
       seq: this.seq,
       event: 'heartbeat',
       data: feedHeartbeatView(this.seq, this.now()),
-    });
+    };
+    this.fan.heartbeat(entry);
+    const text = textOf(entry);
+    this.remote?.post({ t: 'heartbeat', book: this.key, epoch: this.epoch, seq: this.seq, text });
   }
 
   /** End every stream (the market is closing). */
@@ -209,6 +273,7 @@ export class BookFeed {
     this.isClosed = true;
     this.fan.drop(this.seq);
     for (const w of [...this.watchers]) w.close(reason);
+    this.remote?.post({ t: 'close-book', book: this.key, reason });
   }
 
   private load(book: OrderBook): void {

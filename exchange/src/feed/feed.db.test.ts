@@ -90,17 +90,29 @@ async function take(c: SseClient, n: number): Promise<SseEvent[]> {
   return out;
 }
 
-describe('resuming, failures and restarts', () => {
+// Both ways the streams are written: by the feed writer process (the
+// default) and by the exchange's own process (GPUX_FEED_WRITER=0).
+describe.each([
+  ['its feed writer process', true],
+  ['the exchange process itself', false],
+])('resuming, failures and restarts, the streams written by %s', (_, feedWriter) => {
   let ex: TestExchange;
   let url: string;
+  // Each way on a database of its own: the tests count the books' numbers from 1.
+  let own: FreshDatabase;
+  const start = (): Promise<TestExchange> =>
+    testExchange({ db: flaky(own.db), feed: { ringEvents: 8 }, feedWriter });
 
   beforeAll(async () => {
-    ex = await testExchange({ db: flaky(fresh.db), feed: { ringEvents: 8 } });
+    own = await freshPostgres();
+    await migrate(own.db);
+    ex = await start();
     url = await ex.listen();
   });
 
   afterAll(async () => {
     await ex?.stop();
+    await own?.drop();
   });
 
   it('a client that missed events resumes with exactly them while the ring holds them, else starts again from a snapshot', async () => {
@@ -184,7 +196,7 @@ describe('resuming, failures and restarts', () => {
     expect(closed.data).toMatchObject({ type: 'closed', reason: 'unavailable' });
     expect(await before.next()).toBeUndefined();
 
-    ex = await testExchange({ db: flaky(fresh.db), feed: { ringEvents: 8 } });
+    ex = await start();
     url = await ex.listen();
     const reader = await ex.party('reader', { scopes: ['read'] });
     const rest = await ex.call('GET', `/v1/orderbook?${q(s.book)}`, reader.token);

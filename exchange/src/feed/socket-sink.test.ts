@@ -22,7 +22,7 @@ afterEach(async () => {
 async function serve(script: (sink: SocketSink) => void): Promise<number> {
   server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    script(new SocketSink(res));
+    script(SocketSink.ofResponse(res));
   });
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   return (server.address() as AddressInfo).port;

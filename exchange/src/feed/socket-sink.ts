@@ -33,17 +33,34 @@ function framedOf(body: Buffer): Buffer {
   return f;
 }
 
+/** The last chunk of a chunked body (no trailers). */
+export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+
 export class SocketSink implements FeedSink {
-  private readonly socket: Socket;
-  /** False for an HTTP/1.0 client: the body is the bytes until the connection closes. */
-  private readonly chunked: boolean;
+  /**
+   * `chunked`: false for an HTTP/1.0 client (the body is the bytes until the
+   * connection closes). `finish`: writes what ends the body, before the
+   * socket ends.
+   */
+  constructor(
+    private readonly socket: Socket,
+    private readonly chunked: boolean,
+    private readonly finish: () => void,
+  ) {}
 
   /** `res`: its head set (writeHead); it is sent now, ahead of every event. */
-  constructor(private readonly res: ServerResponse) {
+  static ofResponse(res: ServerResponse): SocketSink {
     res.flushHeaders();
     // node:http decides at the head whether the body is chunked (HTTP/1.1, no length).
-    this.chunked = (res as ServerResponse & { chunkedEncoding: boolean }).chunkedEncoding;
-    this.socket = res.socket as Socket;
+    const chunked = (res as ServerResponse & { chunkedEncoding: boolean }).chunkedEncoding;
+    return new SocketSink(res.socket as Socket, chunked, () => res.end());
+  }
+
+  /** A socket handed over after its head (feed/writer-process.ts): the last chunk is written here. */
+  static ofSocket(socket: Socket, chunked: boolean): SocketSink {
+    return new SocketSink(socket, chunked, () => {
+      if (chunked) socket.write(LAST_CHUNK);
+    });
   }
 
   write(chunk: Buffer | string): boolean {
@@ -56,9 +73,9 @@ export class SocketSink implements FeedSink {
     return this.socket.write(this.chunked ? framedOf(chunk) : chunk);
   }
 
-  /** Ends the response (its last chunk, through ServerResponse) and the connection. */
+  /** Ends the body (its last chunk) and the connection. */
   end(): void {
-    this.res.end();
+    if (!this.socket.writableEnded) this.finish();
     this.socket.end();
   }
 
@@ -71,7 +88,7 @@ export class SocketSink implements FeedSink {
   }
 
   get writableEnded(): boolean {
-    return this.res.writableEnded || this.socket.writableEnded;
+    return this.socket.writableEnded;
   }
 
   get destroyed(): boolean {

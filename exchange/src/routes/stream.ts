@@ -9,12 +9,18 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { GPU_TYPES, GpuxError, ZONES } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
+import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 
+import type { BookFeed } from '../feed/book-feed.js';
 import { SocketSink } from '../feed/socket-sink.js';
 import type { Watcher } from '../feed/watcher.js';
+import type { FeedWriter } from '../feed/writer.js';
 import { StringEnum } from '../http/schema.js';
 import type { RouteContext } from '../services.js';
 import { FeedStreamSchema } from '../views/feed.js';
+import type { CloseReason } from '../views/feed.js';
 
 const StreamQuery = Type.Object(
   { gpu_type: StringEnum(GPU_TYPES), zone: StringEnum(ZONES) },
@@ -96,8 +102,14 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
         return;
       }
       res.writeHead(200, SSE_HEADERS);
+      const socket = res.socket;
+      const writer = ctx.feedWriter;
+      if (writer !== undefined && !writer.closed && canHandOver(socket)) {
+        handOver(ctx, writer, feed, { res, socket, address, lastEventId });
+        return;
+      }
       let stream: Watcher | undefined;
-      const w = feed.watch(new SocketSink(res), lastEventId, () =>
+      const w = feed.watch(SocketSink.ofResponse(res), lastEventId, () =>
         ctx.streams.release(address, stream),
       );
       if (!w.closed) {
@@ -109,3 +121,52 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
   );
   done();
 };
+
+/** A plain TCP connection (not TLS, not an injected request): one the writer process can be given. */
+function canHandOver(socket: unknown): socket is Socket {
+  return (
+    socket instanceof Socket &&
+    !(socket instanceof TLSSocket) &&
+    (socket as Socket & { _handle: unknown })._handle != null
+  );
+}
+
+/**
+ * The stream's head (its snapshot, or the events it missed) is written here;
+ * once it has reached the socket, the socket goes to the feed writer process,
+ * which writes the rest (feed/writer.ts).
+ */
+function handOver(
+  ctx: RouteContext,
+  writer: FeedWriter,
+  feed: BookFeed,
+  s: { res: ServerResponse; socket: Socket; address: string; lastEventId: number | undefined },
+): void {
+  const start = feed.handOver(s.lastEventId, writer);
+  let stream: { close(reason: CloseReason): void } | undefined;
+  let handed = false;
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    start.end();
+    ctx.streams.release(s.address, stream);
+  };
+  // Until it is handed over, the client leaving ends it here.
+  s.res.once('close', () => {
+    if (!handed) end();
+  });
+  s.res.write(start.head, (err) => {
+    if (err != null || s.socket.destroyed || ended) {
+      end();
+      return;
+    }
+    handed = true;
+    const chunked = (s.res as ServerResponse & { chunkedEncoding: boolean }).chunkedEncoding;
+    const id = writer.handOver(s.socket, { ...start.watch, chunked }, end);
+    if (!ended) {
+      stream = { close: (reason) => writer.closeOne(id, reason) };
+      ctx.streams.track(stream);
+    }
+  });
+}

@@ -72,6 +72,8 @@ export interface TestExchangeOptions {
   readonly feed?: Partial<FeedOptions>;
   /** Live feed streams per client address (default: the exchange's). */
   readonly streamsPerAddress?: number;
+  /** False: the app writes the live feed's streams itself, as GPUX_FEED_WRITER=0 (default: its writer process). */
+  readonly feedWriter?: boolean;
   /** Public requests per client address and minute (default: the exchange's). */
   readonly publicRatePerMinute?: number;
 }
@@ -204,6 +206,7 @@ export async function testExchange(o: TestExchangeOptions = {}): Promise<TestExc
       rateLimits: o.rateLimits ?? NO_LIMITS,
       webhooksToLocalhost: true,
       ...(o.streamsPerAddress === undefined ? {} : { streamsPerAddress: o.streamsPerAddress }),
+      ...(o.feedWriter === undefined ? {} : { feedWriter: o.feedWriter }),
       ...(o.publicRatePerMinute === undefined
         ? {}
         : { publicRatePerMinute: o.publicRatePerMinute }),

@@ -1,0 +1,169 @@
+// The exchange's side of the feed writer process (feed/writer-process.ts,
+// docs/architecture.md, "The feed writer process"). Started with the first
+// stream that is handed over; a stream's socket goes to it once its head is
+// written, and each book's events go to it once per turn of the event loop,
+// batched, as long as one of the book's streams is there. When the process
+// exits its streams are gone (their clients reconnect with Last-Event-ID) and
+// the next stream starts another.
+//
+// It runs at a lower scheduling priority than the exchange: when the cores
+// are short, the order path runs first and the feed's writes wait.
+
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+import type { CloseReason } from '../views/feed.js';
+import type { BookMessage, CloseOneMessage, FromWriter, WatchMessage } from './writer-protocol.js';
+
+/** The writer's niceness (0 is the exchange's; 19 the least favoured). */
+export const WRITER_NICENESS = 10;
+
+/** The process's entry point, beside this module (source under tsx, or built). */
+function entry(): { file: string; execArgv: string[] } {
+  const here = import.meta.url;
+  const ts = here.endsWith('.ts');
+  return {
+    file: fileURLToPath(new URL(`./writer-process.${ts ? 'ts' : 'js'}`, here)),
+    execArgv: ts ? ['--import', 'tsx'] : [],
+  };
+}
+
+export class FeedWriter {
+  private child: ChildProcess | undefined;
+  /** It has said it listens; until then what would be sent waits here, in order. */
+  private ready = false;
+  private waiting: { send: () => void; abandon?: () => void }[] = [];
+  private queue: (BookMessage | CloseOneMessage)[] = [];
+  private flushing: NodeJS.Immediate | undefined;
+  /** The streams handed over, by id: what to call when each ends. */
+  private readonly streams = new Map<number, () => void>();
+  private nextId = 1;
+  private stopped = false;
+
+  /** Streams handed over and not yet ended. */
+  get watching(): number {
+    return this.streams.size;
+  }
+
+  /** The process's id while it runs (tests, metrics). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Stopped (the exchange closes): nothing more is handed over. */
+  get closed(): boolean {
+    return this.stopped;
+  }
+
+  /** Send `m` to the writer, with the rest of this turn's messages. */
+  post(m: BookMessage | CloseOneMessage): void {
+    if (this.child === undefined) return;
+    this.queue.push(m);
+    this.flushing ??= setImmediate(() => this.flush());
+  }
+
+  /** End a stream handed over, with its `closed` event. */
+  closeOne(id: number, reason: CloseReason): void {
+    this.post({ t: 'close-one', id, reason });
+  }
+
+  /**
+   * Hand `socket` (its head written and flushed) to the writer. `ended`:
+   * called once, when the stream ends there (or could not be handed over).
+   */
+  handOver(socket: Socket, m: Omit<WatchMessage, 't' | 'id'>, ended: () => void): number {
+    const child = this.start();
+    const id = this.nextId++;
+    this.streams.set(id, ended);
+    // Whatever is queued goes first: the events up to the stream's start.
+    this.flush();
+    // A socket of a net.Server is otherwise counted as the writer's by the
+    // server (it would wait for the writer at close); this one is the
+    // writer's alone, and the exchange's copy is closed once it is sent.
+    (socket as Socket & { server: unknown }).server = null;
+    const watch: WatchMessage = { t: 'watch', id, ...m };
+    this.whenReady(
+      () => {
+        // The client left while the writer was starting.
+        if (socket.destroyed) {
+          this.ended(id);
+          return;
+        }
+        child.send(watch, socket, { keepOpen: true }, (err) => {
+          socket.destroy();
+          if (err !== null) this.ended(id);
+        });
+      },
+      () => socket.destroy(),
+    );
+    return id;
+  }
+
+  /** Stop: what is queued is sent, then the channel closes and the writer ends its streams. */
+  stop(): void {
+    this.stopped = true;
+    this.flush();
+    const child = this.child;
+    if (child?.connected === true) this.whenReady(() => child.disconnect());
+  }
+
+  private flush(): void {
+    if (this.flushing !== undefined) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const items = this.queue;
+    if (items.length === 0) return;
+    this.queue = [];
+    const child = this.child;
+    if (child?.connected === true) this.whenReady(() => child.send({ t: 'batch', items }));
+  }
+
+  /** `abandon`: what to do instead if the process ends before it listens. */
+  private whenReady(send: () => void, abandon?: () => void): void {
+    if (this.ready) send();
+    else this.waiting.push(abandon === undefined ? { send } : { send, abandon });
+  }
+
+  private ended(id: number): void {
+    const f = this.streams.get(id);
+    if (f === undefined) return;
+    this.streams.delete(id);
+    f();
+  }
+
+  private start(): ChildProcess {
+    if (this.child !== undefined) return this.child;
+    const { file, execArgv } = entry();
+    const child = fork(file, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = child;
+    this.ready = false;
+    child.on('message', (m: FromWriter) => {
+      if (m.t === 'gone') {
+        this.ended(m.id);
+        return;
+      }
+      this.ready = true;
+      for (const w of this.waiting.splice(0)) if (child.connected) w.send();
+    });
+    child.on('error', () => undefined);
+    child.once('exit', () => {
+      if (this.child === child) this.child = undefined;
+      this.queue = [];
+      for (const w of this.waiting.splice(0)) w.abandon?.();
+      for (const id of [...this.streams.keys()]) this.ended(id);
+    });
+    if (child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, WRITER_NICENESS);
+      } catch {
+        // Not allowed here: it runs at the exchange's priority.
+      }
+    }
+    // It must not keep the exchange alive: stop() or the exchange's exit ends it.
+    child.unref();
+    (child.channel as { unref?: () => void } | null | undefined)?.unref?.();
+    return child;
+  }
+}
