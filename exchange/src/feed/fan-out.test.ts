@@ -34,8 +34,31 @@ function watchers(n: number, through: number): { set: Set<Watcher>; sinks: FakeS
 }
 
 describe('FanOut', () => {
-  it('waits longer to write the more watchers there are, at most 25 ms', () => {
+  it('writes less often the more watchers there are, at least every 25 ms', () => {
     expect([1, 39, 40, 400, 1000, 100_000].map(flushDelayMs)).toEqual([0, 0, 1, 10, 25, 25]);
+  });
+
+  it('writes an event after a quiet spell at once, and the next ones no sooner than the interval after that write', () => {
+    vi.useFakeTimers();
+    const { set, sinks } = watchers(40, 0);
+    const fan = new FanOut(set, 0);
+    fan.queue([level(1)], 1);
+    fan.queue([level(2)], 2);
+    // Only the event loop's turn: both together.
+    vi.advanceTimersByTime(0);
+    expect(sinks[0]?.chunks).toHaveLength(1);
+    // 40 watchers: at most one write a millisecond.
+    fan.queue([level(3)], 3);
+    vi.advanceTimersByTime(0);
+    expect(sinks[0]?.chunks).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(sinks[0]?.chunks).toHaveLength(2);
+    expect(sinks.every((s) => s.events.map((e) => e.id).join() === '1,2,3')).toBe(true);
+    // Quiet since: the next goes at once.
+    vi.advanceTimersByTime(50);
+    fan.queue([level(4)], 4);
+    vi.advanceTimersByTime(0);
+    expect(sinks[0]?.chunks).toHaveLength(3);
   });
 
   it('writes one buffer to every watcher, 100 a turn; what is queued meanwhile waits for the write to reach everyone', () => {
@@ -43,7 +66,7 @@ describe('FanOut', () => {
     const { set, sinks } = watchers(250, 0);
     const fan = new FanOut(set, 0);
     fan.queue([level(1), level(2)], 2);
-    // 250 watchers: the write waits 6 ms.
+    // Nothing written yet: the write waits for the event loop's turn.
     expect(sinks.every((s) => s.chunks.length === 0)).toBe(true);
     turn();
     // The first slice: 100 watchers, each the same two events in one write.

@@ -1,5 +1,9 @@
 // How a book's published events reach its watchers (feed/book-feed.ts).
-// Events are queued as they are published and written later, together: the
+// Events are queued as they are published and written later, together: a
+// book's watchers are written at most once per interval that grows with
+// their number (flushDelayMs), so an event waits until that long after the
+// last write began, and not at all after a quiet spell (only until the
+// event loop's turn ends, with the rest of its batch). The
 // queue is encoded once, joined into one buffer, and that buffer is written
 // to every watcher that has been sent everything before it (a watcher that
 // joined since gets only the events after its start). The writes go in
@@ -21,14 +25,14 @@ export interface Entry {
 
 export const textOf = (e: Entry): string => (e.text ??= sseEvent(e.event, e.data, e.seq));
 
-/** A book's queued events wait 1 ms per this many watchers before they are written, … */
+/** A book's watchers are written at most once per 1 ms per this many of them, … */
 const WATCHERS_PER_MS = 40;
-/** … at most this long. */
+/** … and at least once per this long while events wait. */
 const MAX_FLUSH_DELAY_MS = 25;
 /** Watchers written to in one turn of the event loop. */
 const FLUSH_SLICE = 100;
 
-/** How long a book's queued events wait to be written to `watchers` watchers together. */
+/** The least time between two writes to a book's `watchers` watchers. */
 export function flushDelayMs(watchers: number): number {
   return Math.min(MAX_FLUSH_DELAY_MS, Math.floor(watchers / WATCHERS_PER_MS));
 }
@@ -50,6 +54,8 @@ export class FanOut {
   private cancelTimer: (() => void) | undefined;
   private write: Write | undefined;
   private cancelSlice: (() => void) | undefined;
+  /** When the last write began (Date.now()). */
+  private lastWrite = -Infinity;
 
   constructor(
     private readonly watchers: ReadonlySet<Watcher>,
@@ -94,7 +100,7 @@ export class FanOut {
 
   private schedule(): void {
     if (this.cancelTimer !== undefined) return;
-    const delay = flushDelayMs(this.watchers.size);
+    const delay = Math.max(0, this.lastWrite + flushDelayMs(this.watchers.size) - Date.now());
     if (delay === 0) {
       const t = setImmediate(() => this.flush());
       this.cancelTimer = () => clearImmediate(t);
@@ -113,6 +119,7 @@ export class FanOut {
     const last = entries[entries.length - 1];
     if (last === undefined) return;
     this.pending = [];
+    this.lastWrite = Date.now();
     this.write = { entries, from: this.taken, to: last.seq, watchers: [...this.watchers], next: 0 };
     this.taken = last.seq;
     this.slice();
