@@ -26,7 +26,7 @@ import type { RoundTiming } from '../events/waker.js';
 import type { Logger } from '../logger.js';
 
 /** The advisory lock of the numberer (any constant; two numberers never run at once). */
-const LOCK_KEY = 0x67707578_0016;
+export const LOCK_KEY = 0x67707578_0016;
 
 /** One round: $1 rows at most. Returns the rows taken, and the accounts' new heads. */
 const ROUND_SQL = `WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(${LOCK_KEY}) AS ok),

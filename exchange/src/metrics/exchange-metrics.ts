@@ -156,6 +156,22 @@ export class ExchangeMetrics {
     'Age of the oldest event not yet published; 0 when none waits.',
   );
 
+  readonly accountEventQueue = this.gauge(
+    'gpux_account_event_queue',
+    'Changes whose account events are committed and not yet numbered (account_event_batches).',
+  );
+
+  readonly accountEventQueueAge = this.gauge(
+    'gpux_account_event_queue_age_seconds',
+    'Age of the oldest of them; 0 when none waits.',
+  );
+
+  readonly feedStreams = this.gauge(
+    'gpux_feed_streams',
+    'Live feed streams (GET /v1/stream) open in this process, by what writes them: its feed writer process or the exchange process.',
+    ['written_by'],
+  );
+
   readonly nodes = this.gauge(
     'gpux_nodes',
     "Providers' nodes by status (available: no agent yet; online; offline).",

@@ -41,6 +41,10 @@ export const metricsRoutes: FastifyPluginCallback<{ ctx: RouteContext }> = (app,
         db: ctx.db,
         market: () => (ctx.serving === undefined || ctx.serving() ? ctx.market : undefined),
         provisioningTimeoutMs: m.provisioningTimeoutMs,
+        feedStreams: () => ({
+          open: ctx.streams.size,
+          handedOver: ctx.feedWriter?.watching ?? 0,
+        }),
       });
       return reply.type(m.registry.registry.contentType).send(await m.registry.registry.metrics());
     },

@@ -2,8 +2,10 @@
 // test exchange after real orders, fills, a halt and a lease's life; only
 // the metrics token or an operator's token may read it.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
+import { LOCK_KEY } from '../account-events/numberer.js';
+import { SseClient } from '../feed/testing/sse-client.js';
 import { ADMIN_TOKEN, METRICS_TOKEN, testExchange } from '../market/testing/test-exchange.js';
 import type { MarketLease, TestExchange } from '../market/testing/test-exchange.js';
 
@@ -109,6 +111,52 @@ describe('GET /metrics', () => {
     expect(value(text, 'gpux_commit_duration_seconds_count')).toBeGreaterThan(0);
     expect(value(text, 'gpux_commit_commands_count')).toBeGreaterThan(0);
     expect(value(text, 'gpux_errors_total{kind="commit_failed"}')).toBe(0);
+  });
+
+  it('counts the changes whose account events wait to be numbered, and how old the oldest is', async () => {
+    const queued = async (): Promise<number | undefined> =>
+      value(await scrape(), 'gpux_account_event_queue');
+    // What earlier tests queued is numbered within moments.
+    await vi.waitFor(async () => expect(await queued()).toBe(0), { timeout: 10_000 });
+    await ex.db.transaction(async (tx) => {
+      // While this holds the numberer's lock, it numbers nothing (D35).
+      await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
+      const event = {
+        account_id: lease.buyer.accountId,
+        event_id: 'evt_metrics_queue_test',
+        kind: 'transaction.posted',
+        payload: {},
+        created_ms: ex.clock.now() - 30_000,
+      };
+      await ex.db.query('INSERT INTO account_event_batches (events) VALUES ($1)', [
+        JSON.stringify([event]),
+      ]);
+      const text = await scrape();
+      expect(value(text, 'gpux_account_event_queue')).toBe(1);
+      expect(value(text, 'gpux_account_event_queue_age_seconds')).toBe(30);
+    });
+    // The lock let go, the numberer takes it (it polls besides being woken).
+    await vi.waitFor(async () => expect(await queued()).toBe(0), { timeout: 10_000 });
+    expect(value(await scrape(), 'gpux_account_event_queue_age_seconds')).toBe(0);
+  });
+
+  it('counts the live feed streams open, by what writes them', async () => {
+    const streams = async (): Promise<[number | undefined, number | undefined]> => {
+      const text = await scrape();
+      return [
+        value(text, 'gpux_feed_streams{written_by="writer"}'),
+        value(text, 'gpux_feed_streams{written_by="exchange"}'),
+      ];
+    };
+    expect(await streams()).toEqual([0, 0]);
+    const url = await ex.listen();
+    const client = await SseClient.open(`${url}/v1/stream?gpu_type=h100&zone=us-west-1`);
+    try {
+      await vi.waitFor(async () => expect(await streams()).toEqual([1, 0]), { timeout: 10_000 });
+    } finally {
+      client.close();
+    }
+    await vi.waitFor(async () => expect(await streams()).toEqual([0, 0]), { timeout: 10_000 });
   });
 
   it('tells how far the oldest provisioning lease is into its timeout', async () => {

@@ -1,6 +1,6 @@
 // What /metrics reads when it is scraped (docs/metrics.md): the books from
 // memory, the rest from a few aggregate queries on indexed, small sets (live
-// leases, unpublished outbox rows, nodes). Nothing here runs on the order path.
+// leases, unpublished outbox rows, account events not yet numbered, nodes). Nothing here runs on the order path.
 
 import type { Database } from '../db/database.js';
 import type { Market } from '../market/market.js';
@@ -13,6 +13,8 @@ export interface MetricsSource {
   market(): Market | undefined;
   /** D25: a lease still provisioning this long after its start fails. */
   readonly provisioningTimeoutMs: number;
+  /** Live feed streams open: all of them, and those handed to the feed writer process. */
+  readonly feedStreams?: () => { readonly open: number; readonly handedOver: number };
 }
 
 /** Every resting GPU on a side, not only the top levels the API shows. */
@@ -22,6 +24,11 @@ const ALL_LEVELS = Number.MAX_SAFE_INTEGER;
 export async function refresh(m: ExchangeMetrics, source: MetricsSource): Promise<void> {
   const market = source.market();
   m.owner.set(market === undefined ? 0 : 1);
+  const streams = source.feedStreams?.();
+  if (streams !== undefined) {
+    m.feedStreams.set({ written_by: 'writer' }, streams.handedOver);
+    m.feedStreams.set({ written_by: 'exchange' }, Math.max(0, streams.open - streams.handedOver));
+  }
   if (market === undefined) return;
   readBooks(m, market);
   await readDatabase(m, source.db, market.clock.now(), source.provisioningTimeoutMs);
@@ -60,7 +67,7 @@ async function readDatabase(
   now: number,
   timeoutMs: number,
 ): Promise<void> {
-  const [leases, revocations, outbox, nodes, heartbeats] = await Promise.all([
+  const [leases, revocations, outbox, accountEvents, nodes, heartbeats] = await Promise.all([
     // leases_live is a partial index on exactly these two states.
     db.query<{ status: string; n: string; oldest: string | null }>(
       `SELECT status, count(*) AS n,
@@ -77,6 +84,13 @@ async function readDatabase(
     ),
     db.query<{ n: string; oldest: string | null }>(
       'SELECT count(*) AS n, min(created_ms) AS oldest FROM outbox WHERE published_ms IS NULL',
+    ),
+    // The numberer's queue (D35, account-events/numberer.ts): the oldest is the lowest id.
+    db.query<{ n: string; oldest: string | null }>(
+      `SELECT count(*) AS n,
+              (SELECT (events->0->>'created_ms')::bigint FROM account_event_batches
+                ORDER BY id LIMIT 1) AS oldest
+         FROM account_event_batches`,
     ),
     db.query<{ status: string; n: string }>(
       'SELECT status, count(*) AS n FROM nodes GROUP BY status',
@@ -105,6 +119,10 @@ async function readDatabase(
   const out = outbox[0];
   m.outboxBacklog.set(Number(out?.n ?? 0));
   m.outboxLag.set(out?.oldest == null ? 0 : seconds(now - Number(out.oldest)));
+
+  const queued = accountEvents[0];
+  m.accountEventQueue.set(Number(queued?.n ?? 0));
+  m.accountEventQueueAge.set(queued?.oldest == null ? 0 : seconds(now - Number(queued.oldest)));
 
   for (const status of ['available', 'online', 'offline']) m.nodes.set({ status }, 0);
   for (const r of nodes) m.nodes.set({ status: r.status }, Number(r.n));
