@@ -51,6 +51,12 @@ process.on('message', (m: ToWriter, socket: unknown) => {
   }
 });
 
+// A signal to the whole group (systemd's default KillMode, Ctrl-C in a
+// terminal) is the exchange's to act on: it drains, ends the streams with
+// their closed events, and then closes the channel, which ends this process.
+process.on('SIGTERM', () => undefined);
+process.on('SIGINT', () => undefined);
+
 process.on('disconnect', () => {
   for (const s of sockets) s.end();
   // The process ends by itself once the last socket closes; at the latest now.

@@ -1,6 +1,7 @@
 // The feed writer process (feed/writer.ts, feed/writer-process.ts), for
 // real: a socket whose head this process wrote is handed over and the
-// writer sends it the book's events; it ends a stream with its closed
+// writer sends it the book's events; a SIGTERM does not stop it (the
+// exchange does, through the channel); it ends a stream with its closed
 // event when told; when it dies its streams end (their clients reconnect)
 // and the next stream starts another; stop() ends it.
 
@@ -78,6 +79,10 @@ describe('FeedWriter', () => {
     writer.post({ t: 'events', book: BOOK, epoch: 0, events: [level(3), level(4)] });
     await until(() => client.text().includes('id: 4\n'));
     expect(client.text()).toBe(`head\n${level(3)[1]}${level(4)[1]}`);
+    // A signal to the process group is the exchange's to act on: the writer carries on.
+    process.kill(writer.pid as number, 'SIGTERM');
+    writer.post({ t: 'events', book: BOOK, epoch: 0, events: [level(5)] });
+    await until(() => client.text().includes('id: 5\n'));
     writer.closeOne(1, 'unavailable');
     await client.closed;
     expect(client.text()).toContain('event: closed\n');
