@@ -6,11 +6,13 @@
 //    the database, so a restart loses none.
 // 2. Sending: each endpoint's oldest pending delivery that is due is POSTed,
 //    signed (signature.ts), to the address its URL resolves to now, if that
-//    is still allowed (url.ts). A 2xx delivers it; anything else is an
+//    is still allowed (url.ts). A 2xx delivers it, and the endpoint's next
+//    one goes at once, up to RUN_PER_ROUND a round; anything else is an
 //    attempt recorded with its status or error, retried after a delay that
 //    doubles (10 s, 20 s, … at most an hour) until a day after the event,
-//    then failed. One at a time per endpoint, in order: a receiver gets an
-//    account's events in their order, each at least once.
+//    then failed, and the endpoint waits for it. One at a time per
+//    endpoint, in order: a receiver gets an account's events in their
+//    order, each at least once. Up to PARALLEL endpoints at once.
 
 import { newId } from '@gpux/shared';
 import http from 'node:http';
@@ -51,6 +53,8 @@ export const RETRY_FOR_MS = 24 * 3_600_000;
 const FAN_OUT_PAGE = 500;
 /** Deliveries sent at once, over all endpoints. */
 const PARALLEL = 16;
+/** An endpoint's deliveries sent one after the other in a round, while each is delivered. */
+export const RUN_PER_ROUND = 100;
 
 interface Due {
   readonly id: string;
@@ -161,26 +165,45 @@ export class WebhookDispatcher {
     }
   }
 
-  private async send(): Promise<void> {
-    const now = this.now();
-    // Each endpoint's oldest pending delivery (ids sort in creation order), if it is due.
-    const due = await this.db.query<Due>(
+  /** Each endpoint's oldest pending delivery that is due; or only `endpointId`'s. */
+  private due(now: number, endpointId?: string): Promise<Due[]> {
+    // Ids sort in creation order.
+    return this.db.query<Due>(
       `SELECT * FROM (
          SELECT DISTINCT ON (d.endpoint_id) d.id, d.endpoint_id, d.event_id,
                 d.payload::text AS payload, d.attempts, d.created_ms, d.next_attempt_ms,
                 e.url, e.secret_sealed
            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE d.status = 'pending' AND e.deleted_ms IS NULL
+                ${endpointId === undefined ? '' : 'AND d.endpoint_id = $2'}
           ORDER BY d.endpoint_id, d.created_ms, d.id) head
         WHERE head.next_attempt_ms <= $1`,
-      [now],
+      endpointId === undefined ? [now] : [now, endpointId],
     );
-    for (let i = 0; i < due.length && !this.stopped; i += PARALLEL) {
-      await Promise.all(due.slice(i, i + PARALLEL).map((d) => this.deliver(d)));
+  }
+
+  private async send(): Promise<void> {
+    const heads = await this.due(this.now());
+    // PARALLEL workers, each taking the next endpoint and sending its run.
+    const worker = async (): Promise<void> => {
+      for (let d = heads.shift(); d !== undefined && !this.stopped; d = heads.shift()) {
+        await this.run(d);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, heads.length) }, worker));
+  }
+
+  /** `first`, then the endpoint's next due deliveries while each is delivered (RUN_PER_ROUND at most). */
+  private async run(first: Due): Promise<void> {
+    let d: Due | undefined = first;
+    for (let n = 0; d !== undefined && n < RUN_PER_ROUND && !this.stopped; n++) {
+      if (!(await this.deliver(d))) return;
+      [d] = await this.due(this.now(), d.endpoint_id);
     }
   }
 
-  private async deliver(d: Due): Promise<void> {
+  /** One attempt at `d`, recorded; true when it was delivered. */
+  private async deliver(d: Due): Promise<boolean> {
     const started = this.now();
     const t0 = performance.now();
     let outcome: Outcome;
@@ -219,6 +242,7 @@ export class WebhookDispatcher {
         status === 'pending' ? null : at,
       ],
     );
+    return ok;
   }
 
   /** POSTs the delivery to the address its URL resolves to now (checked, url.ts). */

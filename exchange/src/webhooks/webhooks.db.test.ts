@@ -232,3 +232,57 @@ describe('webhook requests refused', () => {
     expect((await ex.call('DELETE', `/v1/webhooks/${id}`, owner.token)).status).toBe(200);
   });
 });
+
+describe('a busy account', () => {
+  it('gets a burst of events in one round, each sent once the one before is delivered, in order', async () => {
+    const book = ex.book();
+    const provider = await ex.party('burst-provider');
+    await ex.cluster(provider, 3, book.gpu_type, book.zone);
+    const sell = await ex.call('POST', '/v1/orders', provider.token, {
+      side: 'sell',
+      ...book,
+      gpu_count: 24,
+      duration_hours: 24,
+      limit_price: 2,
+    });
+    expect(sell.status, sell.body).toBe(200);
+    const buyer = await ex.party('burst-buyer');
+    const hooks = new Receiver();
+    await hooks.listen();
+    const kinds = ['order.filled', 'lease.provisioning', 'transaction.posted'];
+    const created = await ex.call('POST', '/v1/webhooks', buyer.token, {
+      url: hooks.url,
+      events: kinds,
+    });
+    hooks.secret = String(created.json['secret']);
+    for (let i = 0; i < 3; i++) {
+      const buy = await ex.call('POST', '/v1/orders', buyer.token, {
+        side: 'buy',
+        ...book,
+        gpu_count: 8,
+        duration_hours: 4,
+      });
+      expect(buy.json['status']).toBe('filled');
+    }
+    // Each fill tells the buyer three things of these kinds; the numberer
+    // numbers them within moments.
+    const numbered = async (): Promise<number[]> =>
+      (
+        await ex.db.query<{ seq: number }>(
+          'SELECT seq FROM account_events WHERE account_id = $1 AND kind = ANY($2) ORDER BY seq',
+          [buyer.accountId, kinds],
+        )
+      ).map((r) => Number(r.seq));
+    await until(async () => (await numbered()).length === 9);
+    // A dispatcher whose rounds the test runs: one round sends them all.
+    const dispatcher = new WebhookDispatcher(ex.db, ex.secrets, { development: true });
+    try {
+      await dispatcher.round();
+      expect(hooks.delivered).toEqual(await numbered());
+      expect(hooks.receipts.every((r) => r.ok && r.verified)).toBe(true);
+    } finally {
+      await dispatcher.stop();
+      await hooks.close();
+    }
+  });
+});
