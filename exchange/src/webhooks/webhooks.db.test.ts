@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { testExchange } from '../market/testing/test-exchange.js';
-import type { Party, TestExchange } from '../market/testing/test-exchange.js';
+import type { Book, Party, TestExchange } from '../market/testing/test-exchange.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { verify } from './signature.js';
 
@@ -72,6 +72,22 @@ async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await cond())) await new Promise((r) => setTimeout(r, 10));
 }
 
+/** A fresh book where `tag`'s provider sells `nodes` nodes of 8 GPUs for 24 h at $2/GPU-h. */
+async function selling(tag: string, nodes: number): Promise<Book> {
+  const book = ex.book();
+  const provider = await ex.party(`${tag}-provider`);
+  await ex.cluster(provider, nodes, book.gpu_type, book.zone);
+  const sell = await ex.call('POST', '/v1/orders', provider.token, {
+    side: 'sell',
+    ...book,
+    gpu_count: 8 * nodes,
+    duration_hours: 24,
+    limit_price: 2,
+  });
+  expect(sell.status, sell.body).toBe(200);
+  return book;
+}
+
 const fast = (ex: TestExchange): WebhookDispatcher =>
   new WebhookDispatcher(ex.db, ex.secrets, { development: true, retryBaseMs: 20, intervalMs: 10 });
 
@@ -94,17 +110,7 @@ afterAll(async () => {
 
 describe('webhooks', () => {
   it('delivers the account’s events signed and in order, retries a failing receiver, and loses nothing across a restart', async () => {
-    const book = ex.book();
-    const provider = await ex.party('hook-provider');
-    await ex.cluster(provider, 1, book.gpu_type, book.zone);
-    const sell = await ex.call('POST', '/v1/orders', provider.token, {
-      side: 'sell',
-      ...book,
-      gpu_count: 8,
-      duration_hours: 24,
-      limit_price: 2,
-    });
-    expect(sell.status).toBe(200);
+    const book = await selling('hook', 1);
     const buyer = await ex.party('hook-buyer');
     const created = await ex.call('POST', '/v1/webhooks', buyer.token, {
       url: receiver.url,
@@ -235,17 +241,7 @@ describe('webhook requests refused', () => {
 
 describe('a busy account', () => {
   it('gets a burst of events in one round, each sent once the one before is delivered, in order', async () => {
-    const book = ex.book();
-    const provider = await ex.party('burst-provider');
-    await ex.cluster(provider, 3, book.gpu_type, book.zone);
-    const sell = await ex.call('POST', '/v1/orders', provider.token, {
-      side: 'sell',
-      ...book,
-      gpu_count: 24,
-      duration_hours: 24,
-      limit_price: 2,
-    });
-    expect(sell.status, sell.body).toBe(200);
+    const book = await selling('burst', 3);
     const buyer = await ex.party('burst-buyer');
     const hooks = new Receiver();
     await hooks.listen();
