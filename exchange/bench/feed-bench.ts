@@ -141,7 +141,7 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
         await subscribers.open(`${url}${WATCHED}`, o.subscribers);
         await new Promise((r) => setTimeout(r, PAUSE_MS));
       }
-      // The exchange's children: its feed writer process (docs/architecture.md).
+      // The exchange's children: its feed writer (docs/architecture.md) and agents' service.
       const writerCpu = (): Promise<number | undefined> =>
         exchange.pid === undefined ? Promise.resolve(undefined) : cpuMsOfChildren(exchange.pid);
       const writer0 = await writerCpu();
@@ -165,7 +165,7 @@ export async function runFeedBench(argv: readonly string[]): Promise<void> {
         r.cpu.bench +
         (s?.cpuPercent ?? 0);
       const others = r.cpu.machine === undefined ? undefined : Math.max(0, r.cpu.machine - mine);
-      const cpu = `cpu: exchange ${pct(r.cpu.exchange)} + its feed writer ${pct(writerPct)}, postgres ${pct(r.cpu.postgres)}, bench ${pct(r.cpu.bench)}; machine ${pct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${pct(others)})`;
+      const cpu = `cpu: exchange ${pct(r.cpu.exchange)} + its children ${pct(writerPct)}, postgres ${pct(r.cpu.postgres)}, bench ${pct(r.cpu.bench)}; machine ${pct(r.cpu.machine)} of ${r.cpu.cores * 100}% (other processes ${pct(others)})`;
       console.log(
         `  ${label.padEnd(14)} ${Math.round(r.achieved)} orders/s  ${fmtLatencyMs(r.latency)}  errors ${r.errors.total()}; ${cpu}`,
       );

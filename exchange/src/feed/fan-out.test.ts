@@ -38,7 +38,7 @@ describe('FanOut', () => {
     expect([1, 39, 40, 400, 1000, 100_000].map(flushDelayMs)).toEqual([0, 0, 1, 10, 25, 25]);
   });
 
-  it('writes an event after a quiet spell at once, and the next ones no sooner than the interval after that write', () => {
+  it('writes an event after a quiet spell at once, and one soon after a write once the interval has passed', () => {
     vi.useFakeTimers();
     const { set, sinks } = watchers(40, 0);
     const fan = new FanOut(set, 0);

@@ -1,9 +1,9 @@
 // How a book's published events reach its watchers (feed/book-feed.ts).
-// Events are queued as they are published and written later, together: a
-// book's watchers are written at most once per interval that grows with
-// their number (flushDelayMs), so an event waits until that long after the
-// last write began, and not at all after a quiet spell (only until the
-// event loop's turn ends, with the rest of its batch). The
+// Events are queued as they are published and written later, together: an
+// event that comes an interval (growing with the number of watchers,
+// flushDelayMs) or more after the last write began is written once the event
+// loop's turn ends, with the rest of its batch; one that comes sooner waits
+// the interval, with whatever else comes meanwhile. The
 // queue is encoded once, joined into one buffer, and that buffer is written
 // to every watcher that has been sent everything before it (a watcher that
 // joined since gets only the events after its start). The writes go in
@@ -100,7 +100,10 @@ export class FanOut {
 
   private schedule(): void {
     if (this.cancelTimer !== undefined) return;
-    const delay = Math.max(0, this.lastWrite + flushDelayMs(this.watchers.size) - Date.now());
+    // After a quiet spell at once; else the whole interval, so that a busy
+    // book's writes stay that far apart and gather what comes meanwhile.
+    const interval = flushDelayMs(this.watchers.size);
+    const delay = Date.now() - this.lastWrite >= interval ? 0 : interval;
     if (delay === 0) {
       const t = setImmediate(() => this.flush());
       this.cancelTimer = () => clearImmediate(t);
