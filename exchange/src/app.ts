@@ -107,7 +107,9 @@ export function buildApp(config: AppConfig, services: Services | 'offline'): Fas
           {
             limiter: new RateLimiter(config.rateLimits ?? DEFAULT_RATE_LIMITS),
             streams: new StreamRegistry(config.streamsPerAddress ?? DEFAULT_STREAMS_PER_ADDRESS),
-            ...(config.feedWriter === false ? {} : { feedWriter: new FeedWriter() }),
+            ...(config.feedWriter === false
+              ? {}
+              : { feedWriter: new FeedWriter({ logger: app.log }) }),
             directory: new Directory(services.db),
             accountStreams: services.accountStreams ?? new AccountStreams(services.db),
             webhooksToLocalhost: config.webhooksToLocalhost ?? false,

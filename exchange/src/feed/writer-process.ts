@@ -19,6 +19,8 @@ import type { FromWriter, ToWriter } from './writer-protocol.js';
 const EXIT_GRACE_MS = 2000;
 
 const sockets = new Set<Socket>();
+/** Batches taken since the exchange was last told. */
+let taken = 0;
 function tell(m: FromWriter): void {
   // The exchange may be gone already: then nobody needs to hear it.
   if (process.connected) process.send?.(m, undefined, {}, () => undefined);
@@ -48,6 +50,14 @@ process.on('message', (m: ToWriter, socket: unknown) => {
   for (const item of m.items) {
     if (item.t === 'close-one') books.closeOne(item.id, item.reason);
     else books.apply(item);
+  }
+  // Said once a turn, for every batch taken in it.
+  if (taken++ === 0) {
+    setImmediate(() => {
+      const batches = taken;
+      taken = 0;
+      tell({ t: 'taken', batches });
+    });
   }
 });
 

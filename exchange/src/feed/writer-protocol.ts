@@ -73,6 +73,11 @@ export type ToWriter =
 
 /**
  * From the writer: it listens (a message sent before would be lost, the
- * process still loading), or a watcher left (dropped, closed or disconnected).
+ * process still loading); a watcher left (dropped, closed or disconnected);
+ * it has taken batches (the exchange bounds what waits for it).
  */
-export type FromWriter = { readonly t: 'ready' } | { readonly t: 'gone'; readonly id: number };
+export type FromWriter =
+  | { readonly t: 'ready' }
+  | { readonly t: 'gone'; readonly id: number }
+  /** It has taken this many more batches off the channel. */
+  | { readonly t: 'taken'; readonly batches: number };

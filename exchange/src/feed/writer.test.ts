@@ -115,6 +115,33 @@ describe('FeedWriter', () => {
   });
 });
 
+describe('FeedWriter, a writer that stops taking what is sent', () => {
+  it('is killed once more than its bound waits for it; its streams end', async () => {
+    const writer = new FeedWriter({ maxUntakenBytes: 4096 });
+    const ended: number[] = [];
+    const { server, connectClient } = await serving(writer, 0, (id) => ended.push(id));
+    cleanups.push(() => {
+      writer.stop();
+      server.close();
+    });
+    const client = await connectClient();
+    await until(() => writer.pid !== undefined && writer.watching === 1);
+    const pid = writer.pid as number;
+    writer.post({ t: 'events', book: BOOK, epoch: 0, events: [level(1)] });
+    await until(() => client.text().includes('id: 1\n'));
+    // Taken so far; now it takes nothing more.
+    process.kill(pid, 'SIGSTOP');
+    const big = 'x'.repeat(1024);
+    for (let seq = 2; alive(pid) && seq < 1000; seq++) {
+      writer.post({ t: 'events', book: BOOK, epoch: 0, events: [[seq, big]] });
+      // One batch a turn.
+      await new Promise((r) => setImmediate(r));
+    }
+    await client.closed;
+    await until(() => !alive(pid) && ended.length === 1 && writer.watching === 0);
+  });
+});
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -7,7 +7,10 @@
 // the next stream starts another.
 //
 // It runs at a lower scheduling priority than the exchange: when the cores
-// are short, the order path runs first and the feed's writes wait.
+// are short, the order path runs first and the feed's writes wait. What
+// waits for it is bounded: a writer that has not taken MAX_UNTAKEN_BYTES of
+// events off the channel (stopped, or starved for minutes) is killed, as a
+// slow watcher is dropped, and its streams' clients reconnect.
 
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -15,11 +18,16 @@ import type { Socket } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+import type { Logger } from '../logger.js';
+import { SILENT_LOGGER } from '../logger.js';
 import type { CloseReason } from '../views/feed.js';
 import type { BookMessage, CloseOneMessage, FromWriter, WatchMessage } from './writer-protocol.js';
 
 /** The writer's niceness (0 is the exchange's; 19 the least favoured). */
 export const WRITER_NICENESS = 10;
+
+/** Encoded events sent and not yet taken by the writer, at most (bytes of text). */
+export const MAX_UNTAKEN_BYTES = 64 * 1024 * 1024;
 
 /** The process's entry point, beside this module (source under tsx, or built). */
 function entry(): { file: string; execArgv: string[] } {
@@ -42,6 +50,13 @@ export class FeedWriter {
   private readonly streams = new Map<number, () => void>();
   private nextId = 1;
   private stopped = false;
+  /** The sizes of the batches sent and not yet taken, oldest first, and their sum. */
+  private untaken: number[] = [];
+  private untakenBytes = 0;
+
+  constructor(
+    private readonly o: { readonly logger?: Logger; readonly maxUntakenBytes?: number } = {},
+  ) {}
 
   /** Streams handed over and not yet ended. */
   get watching(): number {
@@ -117,7 +132,25 @@ export class FeedWriter {
     if (items.length === 0) return;
     this.queue = [];
     const child = this.child;
-    if (child?.connected === true) this.whenReady(() => child.send({ t: 'batch', items }));
+    if (child?.connected !== true) return;
+    this.whenReady(() => {
+      child.send({ t: 'batch', items });
+      const bytes = items.reduce((n, m) => n + sizeOf(m), 0);
+      this.untaken.push(bytes);
+      this.untakenBytes += bytes;
+      if (this.untakenBytes > (this.o.maxUntakenBytes ?? MAX_UNTAKEN_BYTES)) {
+        (this.o.logger ?? SILENT_LOGGER).warn(
+          { pid: child.pid, bytes: this.untakenBytes, streams: this.streams.size },
+          'the feed writer process has fallen too far behind: killed; its streams end and their clients reconnect',
+        );
+        child.kill('SIGKILL');
+      }
+    });
+  }
+
+  /** The writer took `n` more batches. */
+  private took(n: number): void {
+    for (const bytes of this.untaken.splice(0, n)) this.untakenBytes -= bytes;
   }
 
   /** `abandon`: what to do instead if the process ends before it listens. */
@@ -144,12 +177,24 @@ export class FeedWriter {
         this.ended(m.id);
         return;
       }
+      if (m.t === 'taken') {
+        this.took(m.batches);
+        return;
+      }
       this.ready = true;
       for (const w of this.waiting.splice(0)) if (child.connected) w.send();
     });
     child.on('error', () => undefined);
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
+      if (!this.stopped) {
+        (this.o.logger ?? SILENT_LOGGER).warn(
+          { pid: child.pid, code, signal, streams: this.streams.size },
+          'the feed writer process exited; its streams ended (their clients reconnect) and the next stream starts another',
+        );
+      }
       if (this.child === child) this.child = undefined;
+      this.untaken = [];
+      this.untakenBytes = 0;
       this.queue = [];
       for (const w of this.waiting.splice(0)) w.abandon?.();
       for (const id of [...this.streams.keys()]) this.ended(id);
@@ -165,5 +210,18 @@ export class FeedWriter {
     child.unref();
     (child.channel as { unref?: () => void } | null | undefined)?.unref?.();
     return child;
+  }
+}
+
+/** About how much of the channel `m` takes (its encoded events' text). */
+function sizeOf(m: BookMessage | CloseOneMessage): number {
+  switch (m.t) {
+    case 'events':
+      return m.events.reduce((n, [, text]) => n + text.length, 0);
+    case 'heartbeat':
+    case 'reset':
+      return m.text.length;
+    default:
+      return 64;
   }
 }
