@@ -115,6 +115,26 @@ describe('FeedWriter', () => {
   });
 });
 
+describe('FeedWriter, a writer that keeps dying', () => {
+  it('is not started again after three deaths within a minute: the exchange writes the streams itself', async () => {
+    const writer = new FeedWriter();
+    const { server, connectClient } = await serving(writer, 0, () => undefined);
+    cleanups.push(() => {
+      writer.stop();
+      server.close();
+    });
+    for (let i = 0; i < 3; i++) {
+      expect(writer.closed).toBe(false);
+      const client = await connectClient();
+      await until(() => writer.pid !== undefined && writer.watching === 1);
+      process.kill(writer.pid as number, 'SIGKILL');
+      await client.closed;
+      await until(() => writer.watching === 0);
+    }
+    await until(() => writer.closed);
+  });
+});
+
 describe('FeedWriter, a writer that stops taking what is sent', () => {
   it('is killed once more than its bound waits for it; its streams end', async () => {
     const writer = new FeedWriter({ maxUntakenBytes: 4096 });

@@ -26,6 +26,11 @@ import type { BookMessage, CloseOneMessage, FromWriter, WatchMessage } from './w
 /** The writer's niceness (0 is the exchange's; 19 the least favoured). */
 export const WRITER_NICENESS = 10;
 
+/** A writer that dies this many times … */
+export const CRASHES_TO_GIVE_UP = 3;
+/** … within this long is not started again. */
+export const CRASH_WINDOW_MS = 60_000;
+
 /** Encoded events sent and not yet taken by the writer, at most (bytes of text). */
 export const MAX_UNTAKEN_BYTES = 64 * 1024 * 1024;
 
@@ -53,6 +58,9 @@ export class FeedWriter {
   /** The sizes of the batches sent and not yet taken, oldest first, and their sum. */
   private untaken: number[] = [];
   private untakenBytes = 0;
+  /** When the writers that died unasked died, newest last. */
+  private crashes: number[] = [];
+  private gaveUp = false;
 
   constructor(
     private readonly o: { readonly logger?: Logger; readonly maxUntakenBytes?: number } = {},
@@ -68,9 +76,13 @@ export class FeedWriter {
     return this.child?.pid;
   }
 
-  /** Stopped (the exchange closes): nothing more is handed over. */
+  /**
+   * Nothing more is handed over: stopped (the exchange closes), or the
+   * writer died CRASHES_TO_GIVE_UP times within CRASH_WINDOW_MS, and this
+   * process writes the streams itself from then on.
+   */
   get closed(): boolean {
-    return this.stopped;
+    return this.stopped || this.gaveUp;
   }
 
   /** Send `m` to the writer, with the rest of this turn's messages. */
@@ -166,6 +178,25 @@ export class FeedWriter {
     f();
   }
 
+  private crashed(pid: number | undefined, code: number | null, signal: string | null): void {
+    const now = Date.now();
+    this.crashes = [...this.crashes.filter((t) => t > now - CRASH_WINDOW_MS), now];
+    this.gaveUp = this.crashes.length >= CRASHES_TO_GIVE_UP;
+    const log = this.o.logger ?? SILENT_LOGGER;
+    const about = { pid, code, signal, streams: this.streams.size };
+    if (this.gaveUp) {
+      log.error(
+        about,
+        `the feed writer process died ${this.crashes.length} times within a minute: this process writes the live feed's streams itself from now on`,
+      );
+    } else {
+      log.warn(
+        about,
+        'the feed writer process exited; its streams ended (their clients reconnect) and the next stream starts another',
+      );
+    }
+  }
+
   private start(): ChildProcess {
     if (this.child !== undefined) return this.child;
     const { file, execArgv } = entry();
@@ -186,12 +217,7 @@ export class FeedWriter {
     });
     child.on('error', () => undefined);
     child.once('exit', (code, signal) => {
-      if (!this.stopped) {
-        (this.o.logger ?? SILENT_LOGGER).warn(
-          { pid: child.pid, code, signal, streams: this.streams.size },
-          'the feed writer process exited; its streams ended (their clients reconnect) and the next stream starts another',
-        );
-      }
+      if (!this.stopped) this.crashed(child.pid, code, signal);
       if (this.child === child) this.child = undefined;
       this.untaken = [];
       this.untakenBytes = 0;
