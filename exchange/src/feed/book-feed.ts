@@ -161,12 +161,7 @@ export class BookFeed {
     this.seq = p.last;
     this.snapshot = undefined;
     this.fan.queue(entries, this.seq);
-    this.remote?.post({
-      t: 'events',
-      book: this.key,
-      epoch: this.epoch,
-      events: entries.map((e) => [e.seq, textOf(e)] as const),
-    });
+    this.remote?.post({ t: 'published', book: this.key, epoch: this.epoch, entries });
   }
 
   /**

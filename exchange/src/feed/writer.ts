@@ -21,7 +21,39 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.js';
 import { SILENT_LOGGER } from '../logger.js';
 import type { CloseReason } from '../views/feed.js';
-import type { BookMessage, CloseOneMessage, FromWriter, WatchMessage } from './writer-protocol.js';
+import { textOf } from './fan-out.js';
+import type { Entry } from './fan-out.js';
+import type {
+  BookMessage,
+  CloseOneMessage,
+  EventsMessage,
+  FromWriter,
+  WatchMessage,
+} from './writer-protocol.js';
+
+/**
+ * A book's events as published (BookFeed.publish, on the order path): encoded
+ * when the turn's batch is sent, not before.
+ */
+export interface PublishedEvents {
+  readonly t: 'published';
+  readonly book: string;
+  readonly epoch: number;
+  readonly entries: readonly Entry[];
+}
+
+type Queued = BookMessage | CloseOneMessage | PublishedEvents;
+
+function wire(m: Queued): BookMessage | CloseOneMessage {
+  if (m.t !== 'published') return m;
+  const events: EventsMessage = {
+    t: 'events',
+    book: m.book,
+    epoch: m.epoch,
+    events: m.entries.map((e) => [e.seq, textOf(e)] as const),
+  };
+  return events;
+}
 
 /** The writer's niceness (0 is the exchange's; 19 the least favoured). */
 export const WRITER_NICENESS = 10;
@@ -49,7 +81,7 @@ export class FeedWriter {
   /** It has said it listens; until then what would be sent waits here, in order. */
   private ready = false;
   private waiting: { send: () => void; abandon?: () => void }[] = [];
-  private queue: (BookMessage | CloseOneMessage)[] = [];
+  private queue: Queued[] = [];
   private flushing: NodeJS.Immediate | undefined;
   /** The streams handed over, by id: what to call when each ends. */
   private readonly streams = new Map<number, () => void>();
@@ -86,7 +118,7 @@ export class FeedWriter {
   }
 
   /** Send `m` to the writer, with the rest of this turn's messages. */
-  post(m: BookMessage | CloseOneMessage): void {
+  post(m: Queued): void {
     if (this.child === undefined) return;
     this.queue.push(m);
     this.flushing ??= setImmediate(() => this.flush());
@@ -140,8 +172,8 @@ export class FeedWriter {
   private flush(): void {
     if (this.flushing !== undefined) clearImmediate(this.flushing);
     this.flushing = undefined;
-    const items = this.queue;
-    if (items.length === 0) return;
+    if (this.queue.length === 0) return;
+    const items = this.queue.map(wire);
     this.queue = [];
     const child = this.child;
     if (child?.connected !== true) return;

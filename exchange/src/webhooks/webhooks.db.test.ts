@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { testExchange } from '../market/testing/test-exchange.js';
-import type { Book, Party, TestExchange } from '../market/testing/test-exchange.js';
+import type { Book, Party, Reply, TestExchange } from '../market/testing/test-exchange.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { verify } from './signature.js';
 
@@ -88,6 +88,18 @@ async function selling(tag: string, nodes: number): Promise<Book> {
   return book;
 }
 
+/** `buyer` buys one node (8 GPUs) for 4 h at market in `book`: filled. */
+async function buyNode(buyer: Party, book: Book): Promise<Reply> {
+  const buy = await ex.call('POST', '/v1/orders', buyer.token, {
+    side: 'buy',
+    ...book,
+    gpu_count: 8,
+    duration_hours: 4,
+  });
+  expect(buy.json['status']).toBe('filled');
+  return buy;
+}
+
 const fast = (ex: TestExchange): WebhookDispatcher =>
   new WebhookDispatcher(ex.db, ex.secrets, { development: true, retryBaseMs: 20, intervalMs: 10 });
 
@@ -132,13 +144,7 @@ describe('webhooks', () => {
 
     // The receiver fails the first three attempts.
     receiver.failing = 3;
-    const buy = await ex.call('POST', '/v1/orders', buyer.token, {
-      side: 'buy',
-      ...book,
-      gpu_count: 8,
-      duration_hours: 4,
-    });
-    expect(buy.json['status']).toBe('filled');
+    const buy = await buyNode(buyer, book);
     let dispatcher = fast(ex);
     dispatcher.start();
     await until(() => receiver.delivered.length === 3);
@@ -251,15 +257,7 @@ describe('a busy account', () => {
       events: kinds,
     });
     hooks.secret = String(created.json['secret']);
-    for (let i = 0; i < 3; i++) {
-      const buy = await ex.call('POST', '/v1/orders', buyer.token, {
-        side: 'buy',
-        ...book,
-        gpu_count: 8,
-        duration_hours: 4,
-      });
-      expect(buy.json['status']).toBe('filled');
-    }
+    for (let i = 0; i < 3; i++) await buyNode(buyer, book);
     // Each fill tells the buyer three things of these kinds; the numberer
     // numbers them within moments.
     const numbered = async (): Promise<number[]> =>
