@@ -41,4 +41,49 @@ describe('pg-replay', () => {
       { mask: 8, params: [rows({ id: 'f1' })] },
     ]);
   });
+
+  it('merges every table of the batch statement, holding once a row an upsert or update may touch once', () => {
+    const SEQ = 1 << 15; // book_sequences (upsert)
+    const EVENTS = 1 << 16; // the account events' one queued row (an array)
+    const NODES = 1 << 10; // nodes' status (UPDATE … FROM)
+    const merged = mergeBatches(
+      [
+        {
+          mask: SEQ | EVENTS,
+          params: [rows({ gpu_type: 'h100', zone: 'z', sequence: 1 }), rows({ event_id: 'a1' })],
+        },
+        {
+          mask: NODES | SEQ | EVENTS,
+          params: [
+            rows({ id: 'n1', status: 'online' }, { id: 'n1', status: 'offline' }),
+            rows(
+              { gpu_type: 'h100', zone: 'z', sequence: 2 },
+              { gpu_type: 'h200', zone: 'z', sequence: 7 },
+            ),
+            rows({ event_id: 'a2' }),
+          ],
+        },
+      ],
+      2,
+    );
+    expect(merged).toEqual([
+      {
+        mask: NODES | SEQ | EVENTS,
+        params: [
+          rows({ id: 'n1', status: 'offline' }),
+          rows(
+            { gpu_type: 'h100', zone: 'z', sequence: 2 },
+            { gpu_type: 'h200', zone: 'z', sequence: 7 },
+          ),
+          rows({ event_id: 'a1' }, { event_id: 'a2' }),
+        ],
+      },
+    ]);
+  });
+
+  it('refuses a batch whose parameters do not match its mask', () => {
+    expect(() => mergeBatches([{ mask: 1 | 2, params: [rows({ id: 'o1' })] }], 1)).toThrow(
+      /mask 3/,
+    );
+  });
 });

@@ -9,8 +9,10 @@
 // schema or statement change costs the database (docs/benchmarks.md).
 //
 // The peer run, in the same process: the same rows merged K batches to a
-// statement (orders and leases deduplicated by id, last state wins), which
-// shows the share of PostgreSQL's cost that is per statement.
+// statement (a row that one statement may touch only once kept in its last
+// state: orders, leases, holds, nodes, halts, cordons, book sequences; the
+// account events' queued arrays joined into one row), which shows the share
+// of PostgreSQL's cost that is per statement.
 
 import { readFileSync } from 'node:fs';
 
@@ -20,10 +22,25 @@ import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { createDatabase, uniqueDatabaseName } from '../src/db/testing/admin-database.js';
 import type { CapturedBatch } from '../src/market/capture.js';
-import { writeBatchSql } from '../src/market/change-set.js';
+import { BATCH_PARTS, writeBatchSql } from '../src/market/change-set.js';
 
 const USAGE = 'usage: npm run bench -- pg-replay FILE [--merge K] [--warmup N]';
-const TABLES = 7;
+
+/**
+ * The key of a row that a merged statement must hold once, by the table's
+ * bit (PARTS in market/change-set.ts): an upsert or an UPDATE … FROM may
+ * touch a row only once per statement. Tables not named here only insert
+ * distinct rows, and their rows are joined as they are.
+ */
+const KEYS: Readonly<Record<number, (r: Record<string, unknown>) => unknown>> = {
+  0: (r) => r['id'], // orders
+  1: (r) => r['id'], // leases
+  8: (r) => r['order_id'], // credit holds' new amounts
+  10: (r) => r['id'], // nodes' status
+  13: (r) => `${String(r['gpu_type'])}/${String(r['zone'])}`, // book halts
+  14: (r) => r['id'], // cluster cordons
+  15: (r) => `${String(r['gpu_type'])}/${String(r['zone'])}`, // book sequences
+};
 
 interface Batch {
   readonly mask: number;
@@ -46,22 +63,28 @@ export function tableParams(b: CapturedBatch): readonly string[] {
   return /_f\d+$/.test(b.name) ? b.params.slice(0, -1) : b.params;
 }
 
-/** `k` consecutive batches at a time as one (rows by table; orders and leases by id, last wins). */
+/**
+ * `k` consecutive batches at a time as one: each table's rows joined, a row
+ * of KEYS held once in its last state. The account events' part (the last)
+ * is one queued row whose value is an array, so the arrays are joined too.
+ */
 export function mergeBatches(batches: readonly Batch[], k: number): Batch[] {
   const out: Batch[] = [];
   for (let i = 0; i < batches.length; i += k) {
-    const tables: unknown[][] = Array.from({ length: TABLES }, () => []);
+    const tables: unknown[][] = Array.from({ length: BATCH_PARTS }, () => []);
     for (const b of batches.slice(i, i + k)) {
       let j = 0;
-      for (let t = 0; t < TABLES; t++) {
+      for (let t = 0; t < BATCH_PARTS; t++) {
         if ((b.mask & (1 << t)) === 0) continue;
         tables[t]!.push(...(JSON.parse(b.params[j++] ?? '[]') as unknown[]));
       }
+      if (j !== b.params.length)
+        throw new Error(`a batch of mask ${b.mask} has ${b.params.length} parameters`);
     }
-    for (const t of [0, 1]) {
-      const byId = new Map<string, unknown>();
-      for (const r of tables[t]!) byId.set((r as { id: string }).id, r);
-      tables[t] = [...byId.values()];
+    for (const [t, key] of Object.entries(KEYS)) {
+      const byKey = new Map<unknown, unknown>();
+      for (const r of tables[Number(t)]!) byKey.set(key(r as Record<string, unknown>), r);
+      tables[Number(t)] = [...byKey.values()];
     }
     let mask = 0;
     const params: string[] = [];

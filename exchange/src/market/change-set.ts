@@ -98,6 +98,9 @@ const PARTS: readonly string[] = [
   QUEUE_SQL,
 ];
 
+/** How many tables a batch statement can write: bit i of its mask is PARTS[i]. */
+export const BATCH_PARTS = PARTS.length;
+
 const statements = new Map<number, string>();
 
 /**
