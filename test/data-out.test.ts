@@ -31,7 +31,7 @@ import type { ExchangeProcess } from './support/exchange-process.js';
 import { AccountFollower, FeedFollower } from './support/followers.js';
 import type { AccountEvent } from './support/followers.js';
 import { until } from './support/until.js';
-import { WebhookReceiver } from './support/webhook-receiver.js';
+import { WebhookReceiver } from '../exchange/src/webhooks/testing/receiver.js';
 
 const ADMIN_TOKEN = 'data-out-admin-token-0123456789abcdef';
 const BOOK = { gpu_type: 'h100', zone: 'eu-west-1' } as const;

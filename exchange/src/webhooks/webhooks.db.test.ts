@@ -4,68 +4,13 @@
 // exchange restart in between that loses nothing; the test send; the URLs
 // refused; another account's endpoints out of reach.
 
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { testExchange } from '../market/testing/test-exchange.js';
 import type { Book, Party, Reply, TestExchange } from '../market/testing/test-exchange.js';
 import { WebhookDispatcher } from './dispatcher.js';
-import { verify } from './signature.js';
-
-interface Receipt {
-  readonly seq: number | null;
-  readonly type: string;
-  readonly eventId: string;
-  readonly ok: boolean;
-  readonly verified: boolean;
-}
-
-/** A webhook receiver on 127.0.0.1 that answers 500 while `failing` > 0. */
-class Receiver {
-  readonly receipts: Receipt[] = [];
-  failing = 0;
-  secret = '';
-  url = '';
-  private readonly server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      const header = req.headers['gpux-signature'];
-      const verified = verify(
-        this.secret,
-        body,
-        typeof header === 'string' ? header : undefined,
-        Math.floor(Date.now() / 1000),
-      );
-      const event = JSON.parse(body) as { seq: number | null; type: string; id: string };
-      const ok = this.failing <= 0;
-      if (!ok) this.failing--;
-      expect(req.headers['gpux-event-id']).toBe(event.id);
-      this.receipts.push({ seq: event.seq, type: event.type, eventId: event.id, ok, verified });
-      res.writeHead(ok ? 200 : 500).end();
-    });
-  });
-
-  async listen(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((r) => this.server.close(() => r()));
-  }
-
-  /** Delivered (2xx) event numbers, in the order first delivered. */
-  get delivered(): number[] {
-    const seen: number[] = [];
-    for (const r of this.receipts)
-      if (r.ok && r.seq !== null && !seen.includes(r.seq)) seen.push(r.seq);
-    return seen;
-  }
-}
+import { deliveredSeqs as delivered, WebhookReceiver } from './testing/receiver.js';
+import type { ReceiverEndpoint } from './testing/receiver.js';
 
 /** Waits (without a deadline of its own: vitest's is the bound) until `cond` holds. */
 async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
@@ -106,12 +51,15 @@ const fast = (ex: TestExchange): WebhookDispatcher =>
 /** The first exchange, whose database the later ones reuse (close() drops it). */
 let first: TestExchange;
 let ex: TestExchange;
-const receiver = new Receiver();
+const receiver = new WebhookReceiver();
+/** The endpoint most tests register (checks signatures; failFirst answers 500). */
+let hook: ReceiverEndpoint;
 
 beforeAll(async () => {
   first = await testExchange();
   ex = first;
   await receiver.listen();
+  hook = receiver.endpoint('hooks', 0);
 });
 
 afterAll(async () => {
@@ -125,30 +73,30 @@ describe('webhooks', () => {
     const book = await selling('hook', 1);
     const buyer = await ex.party('hook-buyer');
     const created = await ex.call('POST', '/v1/webhooks', buyer.token, {
-      url: receiver.url,
+      url: hook.url,
       events: ['order.filled', 'lease.provisioning', 'lease.active', 'transaction.posted'],
     });
     expect(created.status).toBe(201);
     const id = String(created.json['id']);
-    receiver.secret = String(created.json['secret']);
-    expect(receiver.secret).toMatch(/^whsec_/);
+    hook.secret = String(created.json['secret']);
+    expect(hook.secret).toMatch(/^whsec_/);
     const listed = await ex.call('GET', '/v1/webhooks', buyer.token);
     expect(listed.json['webhooks']).toEqual([
       {
         id,
-        url: receiver.url,
+        url: hook.url,
         events: created.json['events'],
         created_at: created.json['created_at'],
       },
     ]);
 
     // The receiver fails the first three attempts.
-    receiver.failing = 3;
+    hook.failFirst = 3;
     const buy = await buyNode(buyer, book);
     let dispatcher = fast(ex);
     dispatcher.start();
-    await until(() => receiver.delivered.length === 3);
-    expect(receiver.delivered).toEqual([1, 2, 3]);
+    await until(() => delivered(hook).length === 3);
+    expect(delivered(hook)).toEqual([1, 2, 3]);
     const deliveries = await ex.call('GET', `/v1/webhooks/${id}/deliveries`, buyer.token);
     expect(deliveries.status).toBe(200);
     const list = deliveries.json['deliveries'] as Record<string, unknown>[];
@@ -159,26 +107,26 @@ describe('webhooks', () => {
     expect(attempts[0]).toMatchObject({ attempt: 1, error: 'HTTP 500' });
 
     // The receiver is down while the lease goes active, and the exchange restarts.
-    receiver.failing = Number.MAX_SAFE_INTEGER;
-    const tried = receiver.receipts.length;
+    hook.failFirst = Number.MAX_SAFE_INTEGER;
+    const tried = hook.receipts.length;
     await ex.leaseReady(buy.json['lease_id'] as string, book);
-    await until(() => receiver.receipts.length > tried);
+    await until(() => hook.receipts.length > tried);
     await dispatcher.stop();
     await ex.stop();
     const again = await testExchange({ db: ex.db, secrets: ex.secrets });
     try {
-      receiver.failing = 0;
+      hook.failFirst = 0;
       dispatcher = fast(again);
       dispatcher.start();
-      await until(() => receiver.delivered.length === 4);
-      expect(receiver.delivered).toEqual([1, 2, 3, 4]);
-      expect(receiver.receipts.find((r) => r.seq === 4)?.type).toBe('lease.active');
-      expect(receiver.receipts.every((r) => r.verified)).toBe(true);
+      await until(() => delivered(hook).length === 4);
+      expect(delivered(hook)).toEqual([1, 2, 3, 4]);
+      expect(hook.receipts.find((r) => r.seq === 4)?.type).toBe('lease.active');
+      expect(hook.refused).toEqual([]);
 
       // A test send, queued behind nothing now.
       const test = await again.call('POST', `/v1/webhooks/${id}/test`, buyer.token);
       expect(test.status).toBe(202);
-      await until(() => receiver.receipts.some((r) => r.type === 'webhook.test' && r.ok));
+      await until(() => hook.receipts.some((r) => r.type === 'webhook.test' && r.status === 200));
 
       // Deleted: listed no more.
       expect((await again.call('DELETE', `/v1/webhooks/${id}`, buyer.token)).status).toBe(200);
@@ -199,7 +147,7 @@ describe('webhook requests refused', () => {
     ex = await testExchange({ db: ex.db, secrets: ex.secrets });
     owner = await ex.party('hook-owner');
     const r = await ex.call('POST', '/v1/webhooks', owner.token, {
-      url: receiver.url,
+      url: hook.url,
       events: ['order.cancelled'],
     });
     id = String(r.json['id']);
@@ -223,7 +171,7 @@ describe('webhook requests refused', () => {
       expect(r.json['error']).toMatchObject({ code: 'invalid_request', field: 'url' });
     }
     const kinds = await ex.call('POST', '/v1/webhooks', owner.token, {
-      url: receiver.url,
+      url: hook.url,
       events: ['order.eaten'],
     });
     expect(kinds.status).toBe(400);
@@ -232,7 +180,7 @@ describe('webhook requests refused', () => {
   it('needs the trade scope to register, and keeps another account’s endpoints out of reach', async () => {
     const reader = await ex.party('hook-reader', { scopes: ['read'] });
     const r = await ex.call('POST', '/v1/webhooks', reader.token, {
-      url: receiver.url,
+      url: hook.url,
       events: ['order.filled'],
     });
     expect(r.status).toBe(403);
@@ -249,8 +197,7 @@ describe('a busy account', () => {
   it('gets a burst of events in one round, each sent once the one before is delivered, in order', async () => {
     const book = await selling('burst', 3);
     const buyer = await ex.party('burst-buyer');
-    const hooks = new Receiver();
-    await hooks.listen();
+    const hooks = receiver.endpoint('burst', 0);
     const kinds = ['order.filled', 'lease.provisioning', 'transaction.posted'];
     const created = await ex.call('POST', '/v1/webhooks', buyer.token, {
       url: hooks.url,
@@ -272,11 +219,11 @@ describe('a busy account', () => {
     const dispatcher = new WebhookDispatcher(ex.db, ex.secrets, { development: true });
     try {
       await dispatcher.round();
-      expect(hooks.delivered).toEqual(await numbered());
-      expect(hooks.receipts.every((r) => r.ok && r.verified)).toBe(true);
+      expect(delivered(hooks)).toEqual(await numbered());
+      expect(hooks.receipts.every((r) => r.status === 200)).toBe(true);
+      expect(hooks.refused).toEqual([]);
     } finally {
       await dispatcher.stop();
-      await hooks.close();
     }
   });
 });

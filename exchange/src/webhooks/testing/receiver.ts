@@ -9,7 +9,7 @@ import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 
-import { verify } from '../../exchange/src/webhooks/signature.js';
+import { verify } from '../signature.js';
 
 export interface Receipt {
   readonly eventId: string;
@@ -90,4 +90,12 @@ export class WebhookReceiver {
     e.receipts.push({ eventId: event.id, seq: event.seq, type: event.type, status });
     return status;
   }
+}
+
+/** An endpoint's event numbers answered 2xx, in the order first delivered. */
+export function deliveredSeqs(e: ReceiverEndpoint): number[] {
+  const seen: number[] = [];
+  for (const r of e.receipts)
+    if (r.status < 300 && r.seq !== null && !seen.includes(r.seq)) seen.push(r.seq);
+  return seen;
 }
