@@ -15,7 +15,7 @@ export default defineConfig(
     'coverage/',
     '.gpux/',
     'proto/src/gen/',
-    'cli/src/gen/',
+    'shared/src/gen/',
   ]),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
@@ -69,9 +69,9 @@ export default defineConfig(
               message: 'The API commands use the API only (cli/src/client/api.ts).',
             },
             {
-              group: ['../*', '!../gen', '!../gen/*'],
+              group: ['../*'],
               message:
-                'The API commands import only each other and the generated client (../gen/).',
+                'The API commands import only each other and the generated API types (@gpux/shared/api).',
             },
           ],
         },

@@ -240,7 +240,7 @@ const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git', '.gpux', 'coverage
  * scanned; and the lock file's hashes.
  */
 const SKIPPED_FILES = new Set(['package-lock.json']);
-const SKIPPED_PREFIXES = ['proto/src/gen/', 'cli/src/gen/'];
+const SKIPPED_PREFIXES = ['proto/src/gen/', 'shared/src/gen/'];
 
 /** The repository's text files, as paths relative to `root` with `/`. */
 export function repositoryFiles(root: string): string[] {

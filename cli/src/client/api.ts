@@ -1,5 +1,5 @@
 // The exchange's REST API as the commands call it: an openapi-fetch client
-// typed by cli/src/gen/api.ts, which `npm run gen:client` writes from the
+// typed by shared/src/gen/api.ts, which `npm run gen:client` writes from the
 // checked-in docs/api/openapi.json, so a command cannot name a path, a
 // parameter or a field the API does not have. The commands use nothing
 // else of the exchange (eslint.config.js refuses imports of the exchange
@@ -9,7 +9,7 @@ import createClient from 'openapi-fetch';
 import type { Client } from 'openapi-fetch';
 
 import { apiError, networkError } from './exit.js';
-import type { components, paths } from '../gen/api.js';
+import type { components, paths } from '@gpux/shared/api';
 
 export type Schemas = components['schemas'];
 export type ApiClient = Client<paths>;

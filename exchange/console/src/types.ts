@@ -1,76 +1,46 @@
-// What the console reads, as docs/api/openapi.json describes it (the parts it shows).
+// What the console reads: the API's schemas as docs/api/openapi.json
+// describes them, from the types `npm run gen:client` generates from it
+// (shared/src/gen/api.ts). Only aliases here: a change of a schema the
+// console reads fails its typecheck (npm run typecheck), not the page.
 
-export interface Session {
-  actor: string;
-  token_id: string | null;
-  expires_at: string;
-  csrf_token: string;
-}
+import type { components } from '@gpux/shared/api';
 
-export interface FleetGpu {
-  index: number;
-  model: string;
-  memory_mib: number;
-  utilization_percent: number;
-  temperature_c: number;
-}
+/** Every schema of the API, by name (the Actions page checks its bodies against them). */
+export type Schemas = components['schemas'];
 
-export interface FleetNode {
-  node_id: string;
-  hostname: string;
-  status: 'available' | 'online' | 'offline';
-  stale: boolean;
-  heartbeat_age_seconds: number | null;
-  problem: string | null;
-  gpus: FleetGpu[];
-}
+export type Session = Schemas['ConsoleSession'];
 
-export interface Earnings {
-  day: number;
-  week: number;
-  all: number;
-}
+/** GET /v1/admin/fleet, and the `fleet` event of GET /v1/console/events. */
+export type Fleet = Schemas['Fleet'];
+export type FleetProvider = Schemas['FleetProvider'];
+export type FleetCluster = Schemas['FleetCluster'];
+export type FleetNode = Schemas['FleetNode'];
+export type FleetGpu = Schemas['FleetGpu'];
+export type Earnings = Schemas['FleetEarnings'];
+/** The `leases` event of GET /v1/console/events. */
+export type LeaseCounts = Schemas['ConsoleLeaseCounts'];
 
-export interface FleetCluster {
-  cluster_id: string;
-  gpu_type: string;
-  zone: string;
-  cordoned_at: string | null;
-  /** Who holds the cordon: an operator's outranks the provider's own. */
-  cordoned_by: 'operator' | 'provider' | null;
-  agent_version: string | null;
-  provisioner: string | null;
-  heartbeat_seconds: number | null;
-  attention: boolean;
-  nodes_online: number;
-  nodes_offline: number;
-  nodes_stale: number;
-  open_sells: number;
-  open_sell_gpus: number;
-  leases_provisioning: number;
-  leases_active: number;
-  earnings: Earnings;
-  nodes: FleetNode[];
-}
+/** GET /v1/admin/clusters/{id}/history. */
+export type ClusterHistory = Schemas['ClusterHistory'];
+export type StatusChange = Schemas['ClusterStatusChange'];
+/** GET /v1/admin/leases?state=…. */
+export type LeaseList = Schemas['AdminLeaseList'];
+export type LeaseListItem = Schemas['AdminLeaseListItem'];
+/** GET /v1/admin/platform/days. */
+export type PlatformDays = Schemas['PlatformDays'];
+/** GET /v1/admin/audit. */
+export type AuditList = Schemas['AuditList'];
+export type AuditEntry = Schemas['AuditEntry'];
+/** What POST /v1/admin/accounts/{id}/tokens answers (the Actions page shows the token). */
+export type IssuedToken = Schemas['IssuedToken'];
 
-export interface FleetProvider {
-  account_id: string;
-  name: string;
-  suspended: boolean;
-  attention: boolean;
-  earnings: Earnings;
-  clusters: FleetCluster[];
-}
-
-export interface Fleet {
-  at: string;
-  providers: FleetProvider[];
-}
-
-export interface LeaseCounts {
-  provisioning: number;
-  active: number;
-  ended: number;
-  failed: number;
-  last_end: string;
-}
+/** The market data, as any client reads it. */
+export type OrderBook = Schemas['OrderBook'];
+export type Candles = Schemas['Candles'];
+export type Candle = Schemas['Candle'];
+export type FeedSnapshot = Schemas['FeedSnapshot'];
+export type FeedLevel = Schemas['FeedLevel'];
+/** A price level as the depth chart draws it (the API's also counts its orders). */
+export type Level = Pick<Schemas['Level'], 'price' | 'gpus'>;
+export type GpuType = OrderBook['gpu_type'];
+export type Zone = OrderBook['zone'];

@@ -5,9 +5,12 @@
 
 import { existsSync } from 'node:fs';
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CONSOLE_APP_DIR } from '../console/static-files.js';
+import { OPENAPI_PATH } from '../openapi.js';
 import { ADMIN_TOKEN, testExchange } from '../market/testing/test-exchange.js';
 import type { TestExchange } from '../market/testing/test-exchange.js';
 
@@ -58,6 +61,28 @@ async function readUntil(
   return text;
 }
 
+/**
+ * The events' data that the OpenAPI document's schemas refuse (the console's
+ * types are generated from them: exchange/console/src/types.ts).
+ */
+async function undocumented(text: string): Promise<string[]> {
+  const doc = (await ex.app.inject({ method: 'GET', url: OPENAPI_PATH })).json<object>();
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+  addFormats.default(ajv);
+  ajv.addSchema(doc, 'openapi.json');
+  const schemas = { fleet: 'Fleet', leases: 'ConsoleLeaseCounts' } as const;
+  const problems: string[] = [];
+  for (const [, event, data] of text.matchAll(/event: (fleet|leases)\ndata: (.*)\n\n/g)) {
+    const validate = ajv.getSchema(
+      `openapi.json#/components/schemas/${schemas[event as keyof typeof schemas]}`,
+    );
+    if (validate === undefined) problems.push(`no schema for ${event}`);
+    else if (!validate(JSON.parse(data ?? '')))
+      problems.push(`${event}: ${ajv.errorsText(validate.errors)}`);
+  }
+  return problems;
+}
+
 describe('GET /v1/console/events', () => {
   it('sends the fleet and the lease counts, and again when a node goes offline', async () => {
     const p = await ex.party('events');
@@ -73,10 +98,12 @@ describe('GET /v1/console/events', () => {
     const first = await readUntil(reader, /event: leases\ndata: .*\n\n/);
     expect(first).toMatch(/event: fleet\ndata: .*"cluster_id":"cls_/);
     expect(first).toContain('"provisioning":0');
+    expect(await undocumented(first)).toEqual([]);
 
     await ex.db.query("UPDATE nodes SET status = 'offline' WHERE cluster_id = $1", [clusterId]);
     const next = await readUntil(reader, /"nodes_offline":1/);
     expect(next).toContain(clusterId);
+    expect(await undocumented(next)).toEqual([]);
     // Aborted (a cancelled body may keep its connection; afterAll closes what is left).
     stop.abort();
 

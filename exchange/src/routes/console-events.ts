@@ -10,10 +10,11 @@
 // operator command.
 
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 
 import { fleetOf } from '../admin/fleet.js';
 import type { RouteContext } from '../services.js';
+import { ConsoleEventsSchema } from '../views/console.js';
+import type { ConsoleLeaseCountsJson } from '../views/console.js';
 
 const POLL_MS = 1_000;
 const HEARTBEAT_MS = 15_000;
@@ -25,11 +26,6 @@ SELECT count(*) FILTER (WHERE status = 'provisioning')::int AS provisioning,
        count(*) FILTER (WHERE status = 'failed')::int AS failed,
        COALESCE(max(ended_ms), 0)::text AS last_end
   FROM leases`;
-
-const EventsSchema = Type.String({
-  description:
-    '`event: fleet` (data: the Fleet of GET /v1/admin/fleet) and `event: leases` (data: `{provisioning, active, ended, failed, last_end}`), each sent first and then whenever it changes; `: keep-alive` comments between.',
-});
 
 /** The console's streams open; app.ts ends them all when the app closes or drains. */
 export class ConsoleStreams {
@@ -56,7 +52,7 @@ export const consoleEventRoutes: FastifyPluginCallbackTypebox<{
         response: {
           200: {
             description: 'The stream.',
-            content: { 'text/event-stream': { schema: EventsSchema } },
+            content: { 'text/event-stream': { schema: ConsoleEventsSchema } },
           },
         },
       },
@@ -83,7 +79,7 @@ export const consoleEventRoutes: FastifyPluginCallbackTypebox<{
         const now = ctx.market.clock.now();
         const [providers, [leases]] = await Promise.all([
           fleetOf(ctx.db, now),
-          ctx.db.query(LEASE_SUMMARY),
+          ctx.db.query<ConsoleLeaseCountsJson>(LEASE_SUMMARY),
         ]);
         if (closed) return;
         // Ages change every second: the fleet is sent when anything else did,

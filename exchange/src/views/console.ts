@@ -4,6 +4,7 @@
 
 import { GPU_TYPES, LEASE_STATUSES, ZONES } from '@gpux/shared';
 import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 
 import { LEASE_LIST_STATES } from '../admin/lease-lists.js';
 import {
@@ -17,6 +18,7 @@ import {
   Timestamp,
 } from '../http/schema.js';
 import { CordonedBySchema } from './accounts.js';
+import { sse } from './feed.js';
 
 const NODE_STATUSES = ['available', 'online', 'offline'] as const;
 
@@ -233,4 +235,29 @@ export const PlatformDaysSchema = Type.Object(
     ),
   },
   { title: 'PlatformDays' },
+);
+
+/** The `leases` event of GET /v1/console/events: how many leases are in each state. */
+export const ConsoleLeaseCountsSchema = Type.Object(
+  {
+    provisioning: Type.Integer({ minimum: 0 }),
+    active: Type.Integer({ minimum: 0 }),
+    ended: Type.Integer({ minimum: 0, description: 'Terminated or expired.' }),
+    failed: Type.Integer({ minimum: 0 }),
+    last_end: Type.String({
+      description:
+        'When a lease last ended, in milliseconds since the epoch as a decimal string ("0": none yet): it changes when a lease ends while the counts may not.',
+    }),
+  },
+  { title: 'ConsoleLeaseCounts' },
+);
+export type ConsoleLeaseCountsJson = Static<typeof ConsoleLeaseCountsSchema>;
+
+/** GET /v1/console/events as one schema: its server-sent events (as FeedStreamSchema). */
+export const ConsoleEventsSchema = Type.Array(
+  Type.Union([sse('fleet', FleetSchema, false), sse('leases', ConsoleLeaseCountsSchema, false)]),
+  {
+    description:
+      'Server-sent events (text/event-stream): `event:` the type, `data:` one line of JSON. `fleet` (the Fleet of GET /v1/admin/fleet) and `leases` (the lease counts per state), each sent first and then whenever it changes; `: keep-alive` comments between.',
+  },
 );

@@ -4,6 +4,7 @@
 import { useRef, useState } from 'preact/hooks';
 
 import { ApiError, GPU_TYPES, ZONES, api } from '../api.js';
+import type { IssuedToken, Schemas } from '../types.js';
 
 type Field = 'account' | 'cluster' | 'lease' | 'book' | 'amount' | 'limit' | 'scopes';
 
@@ -24,13 +25,13 @@ const ACTIONS: Action[] = [
     id: 'suspend',
     label: 'Suspend account',
     fields: ['account'],
-    call: (v, reason) => [`${acct(v)}/suspend`, { reason }],
+    call: (v, reason) => [`${acct(v)}/suspend`, { reason } satisfies Schemas['AdminReason']],
   },
   {
     id: 'reinstate',
     label: 'Reinstate account',
     fields: ['account'],
-    call: (v, reason) => [`${acct(v)}/reinstate`, { reason }],
+    call: (v, reason) => [`${acct(v)}/reinstate`, { reason } satisfies Schemas['AdminReason']],
   },
   {
     id: 'token',
@@ -38,7 +39,11 @@ const ACTIONS: Action[] = [
     fields: ['account', 'scopes'],
     call: (v, reason) => [
       `${acct(v)}/tokens`,
-      { scopes: v.scopes.split(/[ ,]+/).filter(Boolean), reason },
+      {
+        // As typed: the exchange checks the names (400 naming a wrong one).
+        scopes: v.scopes.split(/[ ,]+/).filter(Boolean) as Schemas['IssueToken']['scopes'],
+        reason,
+      } satisfies Schemas['IssueToken'],
     ],
   },
   {
@@ -47,26 +52,32 @@ const ACTIONS: Action[] = [
     fields: ['account', 'limit'],
     call: (v, reason) => [
       `${acct(v)}/credit-limit`,
-      { credit_limit: v.limit === '' ? null : Number(v.limit), reason },
+      {
+        credit_limit: v.limit === '' ? null : Number(v.limit),
+        reason,
+      } satisfies Schemas['CreditLimitChange'],
     ],
   },
   {
     id: 'halt',
     label: 'Halt book',
     fields: ['book'],
-    call: (v, reason) => [`${book(v)}/halt`, { reason }],
+    call: (v, reason) => [`${book(v)}/halt`, { reason } satisfies Schemas['AdminBookAction']],
   },
   {
     id: 'resume',
     label: 'Resume book',
     fields: ['book'],
-    call: (v, reason) => [`${book(v)}/resume`, { reason }],
+    call: (v, reason) => [`${book(v)}/resume`, { reason } satisfies Schemas['AdminBookAction']],
   },
   {
     id: 'cordon',
     label: 'Cordon cluster',
     fields: ['cluster'],
-    call: (v, reason) => [`/v1/admin/clusters/${encodeURIComponent(v.cluster)}/cordon`, { reason }],
+    call: (v, reason) => [
+      `/v1/admin/clusters/${encodeURIComponent(v.cluster)}/cordon`,
+      { reason } satisfies Schemas['AdminClusterAction'],
+    ],
   },
   {
     id: 'uncordon',
@@ -74,32 +85,44 @@ const ACTIONS: Action[] = [
     fields: ['cluster'],
     call: (v, reason) => [
       `/v1/admin/clusters/${encodeURIComponent(v.cluster)}/uncordon`,
-      { reason },
+      { reason } satisfies Schemas['AdminClusterAction'],
     ],
   },
   {
     id: 'fail',
     label: 'Fail lease',
     fields: ['lease'],
-    call: (v, reason) => [`/v1/admin/leases/${encodeURIComponent(v.lease)}/fail`, { reason }],
+    call: (v, reason) => [
+      `/v1/admin/leases/${encodeURIComponent(v.lease)}/fail`,
+      { reason } satisfies Schemas['AdminLeaseAction'],
+    ],
   },
   {
     id: 'revoke',
     label: 'Revoke lease',
     fields: ['lease'],
-    call: (v, reason) => [`/v1/admin/leases/${encodeURIComponent(v.lease)}/revoke`, { reason }],
+    call: (v, reason) => [
+      `/v1/admin/leases/${encodeURIComponent(v.lease)}/revoke`,
+      { reason } satisfies Schemas['AdminLeaseAction'],
+    ],
   },
   {
     id: 'adjust',
     label: 'Adjustment',
     fields: ['account', 'amount'],
-    call: (v, reason) => [`${acct(v)}/adjustments`, { amount: Number(v.amount), reason }],
+    call: (v, reason) => [
+      `${acct(v)}/adjustments`,
+      { amount: Number(v.amount), reason } satisfies Schemas['AdminAdjustment'],
+    ],
   },
   {
     id: 'payout',
     label: 'Payout',
     fields: ['account', 'amount'],
-    call: (v, reason) => [`${acct(v)}/payouts`, { amount: Number(v.amount), reason }],
+    call: (v, reason) => [
+      `${acct(v)}/payouts`,
+      { amount: Number(v.amount), reason } satisfies Schemas['AdminPayout'],
+    ],
   },
 ];
 
@@ -141,9 +164,10 @@ export function Actions() {
     dialog.current?.close();
     const [path, body] = action.call(values, reason.trim());
     try {
-      const answer = await api<Record<string, unknown>>('POST', path, body);
+      // Any action's answer; only a new token's (IssuedToken) holds `token`.
+      const answer = await api<Partial<Pick<IssuedToken, 'token'>>>('POST', path, body);
       const token =
-        typeof answer['token'] === 'string' ? ` New token (shown once): ${answer['token']}` : '';
+        typeof answer.token === 'string' ? ` New token (shown once): ${answer.token}` : '';
       setResult({ ok: true, text: `${action.label}: done.${token}` });
       setReason('');
     } catch (err) {

@@ -3,22 +3,13 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { get, when } from '../api.js';
-
-interface Entry {
-  audit_id?: string;
-  at: string;
-  actor: string;
-  action: string;
-  target_type: string;
-  target_id: string;
-  reason: string | null;
-}
+import type { AuditEntry, AuditList } from '../types.js';
 
 export function Audit() {
-  const [entries, setEntries] = useState<Entry[]>([]);
+  const [entries, setEntries] = useState<AuditEntry[]>([]);
   const [tick, setTick] = useState(0);
   useEffect(() => {
-    get<{ entries: Entry[] }>('/v1/admin/audit?limit=100')
+    get<AuditList>('/v1/admin/audit?limit=100')
       .then((r) => setEntries(r.entries))
       .catch(() => setEntries([]));
   }, [tick]);
@@ -42,8 +33,8 @@ export function Audit() {
             </tr>
           </thead>
           <tbody>
-            {entries.map((e, i) => (
-              <tr key={e.audit_id ?? i} data-action={e.action}>
+            {entries.map((e) => (
+              <tr key={e.audit_id} data-action={e.action}>
                 <td>{when(e.at)}</td>
                 <td>{e.actor}</td>
                 <td>{e.action}</td>

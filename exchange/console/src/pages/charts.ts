@@ -4,20 +4,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-export interface Level {
-  price: number;
-  gpus: number;
-}
-
-export interface Candle {
-  time: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume_gpus: number;
-  trades: number;
-}
+import type { Candle, Level } from '../types.js';
 
 /** Sum of the GPUs of each level, deepest last. */
 function cumulative(levels: Level[]): Level[] {

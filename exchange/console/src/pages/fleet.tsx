@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { get, money, when } from '../api.js';
-import type { Fleet, FleetCluster, FleetNode } from '../types.js';
+import type { ClusterHistory, Fleet, FleetCluster, FleetNode, StatusChange } from '../types.js';
 
 function nodeStatus(n: FleetNode): string {
   return n.stale ? 'stale' : n.status;
@@ -108,21 +108,13 @@ export function FleetPage({ fleet }: { fleet: Fleet | undefined }) {
   );
 }
 
-interface Change {
-  at: string;
-  hostname: string | null;
-  field: string;
-  before: string | null;
-  after: string | null;
-}
-
 export function ClusterPage({ id, fleet }: { id: string; fleet: Fleet | undefined }) {
-  const [changes, setChanges] = useState<Change[]>([]);
+  const [changes, setChanges] = useState<StatusChange[]>([]);
   const provider = fleet?.providers.find((p) => p.clusters.some((c) => c.cluster_id === id));
   const cluster = provider?.clusters.find((c) => c.cluster_id === id);
   // Read again whenever the fleet changes: a status change is in both.
   useEffect(() => {
-    get<{ changes: Change[] }>(`/v1/admin/clusters/${encodeURIComponent(id)}/history?limit=100`)
+    get<ClusterHistory>(`/v1/admin/clusters/${encodeURIComponent(id)}/history?limit=100`)
       .then((h) => setChanges(h.changes))
       .catch(() => setChanges([]));
   }, [id, fleet]);

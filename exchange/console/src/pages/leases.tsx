@@ -5,36 +5,17 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { get, money, when } from '../api.js';
-import type { LeaseCounts } from '../types.js';
+import type { LeaseCounts, LeaseList, LeaseListItem } from '../types.js';
 
-const STATES = ['provisioning', 'active', 'ended', 'failed'] as const;
-type State = (typeof STATES)[number];
-
-interface Lease {
-  lease_id: string;
-  status: string;
-  customer_id: string;
-  cluster_id: string;
-  gpu_type: string;
-  zone: string;
-  gpu_count: number;
-  hourly_cost: number;
-  age_seconds: number;
-  timeout_in_seconds: number | null;
-  end_time: string;
-  ended_at: string | null;
-  revocation_seconds: number | null;
-  failure: string | null;
-}
+type State = LeaseList['state'];
+const STATES = ['provisioning', 'active', 'ended', 'failed'] as const satisfies State[];
 
 export function Leases({ counts }: { counts: LeaseCounts | undefined }) {
   const [state, setState] = useState<State>('provisioning');
-  const [leases, setLeases] = useState<Lease[]>([]);
+  const [leases, setLeases] = useState<LeaseListItem[]>([]);
   const [timeout, setTimeoutSeconds] = useState(0);
   useEffect(() => {
-    get<{ leases: Lease[]; provisioning_timeout_seconds: number }>(
-      `/v1/admin/leases?state=${state}&limit=100`,
-    )
+    get<LeaseList>(`/v1/admin/leases?state=${state}&limit=100`)
       .then((r) => {
         setLeases(r.leases);
         setTimeoutSeconds(r.provisioning_timeout_seconds);

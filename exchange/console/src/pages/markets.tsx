@@ -7,22 +7,12 @@ import type uPlot from 'uplot';
 
 import { GPU_TYPES, ZONES, get, money } from '../api.js';
 import { candleChart, candleData, depthChart, depthData } from './charts.js';
-import type { Candle, CandleWindow, Level } from './charts.js';
+import type { CandleWindow } from './charts.js';
+import type { Candles, FeedLevel, FeedSnapshot, Level, OrderBook } from '../types.js';
 
-interface Summary {
-  book: string;
-  best_bid: number | null;
-  best_ask: number | null;
-  spread: number | null;
-  volume_24h: number;
-}
-
-interface Candles {
-  candles: Candle[];
-  /** The range the answer covers (docs/api/orders.md, GET /v1/candles). */
-  start: string;
-  end: string;
-}
+/** A book's row: its GET /v1/orderbook answer's best prices and volume. */
+type Summary = Pick<OrderBook['market_depth'], 'best_bid' | 'best_ask' | 'spread'> &
+  Pick<OrderBook, 'volume_24h'> & { book: string };
 
 const HOUR_MS = 3_600_000;
 /** The 1-minute candles charted: the last two hours. */
@@ -50,11 +40,6 @@ function withLive(row: Summary, live: Levels): Summary {
   const ask = live.asks.length === 0 ? null : Math.min(...live.asks.map((l) => l.price));
   const spread = bid === null || ask === null ? null : Math.round((ask - bid) * 100) / 100;
   return { ...row, best_bid: bid, best_ask: ask, spread };
-}
-
-interface OrderBook {
-  market_depth: { best_bid: number | null; best_ask: number | null; spread: number | null };
-  volume_24h: number;
 }
 
 const BOOKS = GPU_TYPES.flatMap((g) => ZONES.map((z) => `${g} ${z}`));
@@ -115,7 +100,7 @@ export function Markets() {
       });
     const source = new EventSource(`/v1/stream?${query(book)}`);
     source.addEventListener('snapshot', (e) => {
-      const s = JSON.parse((e as MessageEvent<string>).data) as { bids: Level[]; asks: Level[] };
+      const s = JSON.parse((e as MessageEvent<string>).data) as FeedSnapshot;
       bids.clear();
       asks.clear();
       s.bids.forEach((l) => bids.set(l.price, l.gpus));
@@ -123,7 +108,7 @@ export function Markets() {
       show();
     });
     source.addEventListener('level', (e) => {
-      const l = JSON.parse((e as MessageEvent<string>).data) as Level & { side: 'bid' | 'ask' };
+      const l = JSON.parse((e as MessageEvent<string>).data) as FeedLevel;
       const side = l.side === 'bid' ? bids : asks;
       if (l.gpus === 0) side.delete(l.price);
       else side.set(l.price, l.gpus);

@@ -4,30 +4,13 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { get, money } from '../api.js';
-import type { LeaseCounts } from '../types.js';
-
-interface Day {
-  day: string;
-  fees: number;
-  fee_refunds: number;
-  adjustments: number;
-  platform_net: number;
-  refunds: number;
-  payouts: number;
-  transactions: number;
-  ledger_sum: number;
-}
-
-interface Days {
-  days: Day[];
-  ledger: { sum: number; entries: number; unbalanced_transactions: number; balanced: boolean };
-}
+import type { LeaseCounts, PlatformDays } from '../types.js';
 
 export function Money({ counts }: { counts: LeaseCounts | undefined }) {
-  const [data, setData] = useState<Days | undefined>(undefined);
+  const [data, setData] = useState<PlatformDays | undefined>(undefined);
   const [tick, setTick] = useState(0);
   useEffect(() => {
-    get<Days>('/v1/admin/platform/days?days=30')
+    get<PlatformDays>('/v1/admin/platform/days?days=30')
       .then(setData)
       .catch(() => setData(undefined));
   }, [counts, tick]);

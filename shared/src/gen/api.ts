@@ -1716,6 +1716,16 @@ export interface components {
       before: string | null;
       after: string | null;
     };
+    /** ConsoleLeaseCounts */
+    ConsoleLeaseCounts: {
+      provisioning: number;
+      active: number;
+      /** @description Terminated or expired. */
+      ended: number;
+      failed: number;
+      /** @description When a lease last ended, in milliseconds since the epoch as a decimal string ("0": none yet): it changes when a lease ends while the counts may not. */
+      last_end: string;
+    };
     /** ConsoleSession */
     ConsoleSession: {
       /** @description Who is signed in, as the audit log names them: admin_token or an account id. */
@@ -11153,7 +11163,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': string;
+          'text/event-stream': (
+            | {
+                /** @enum {string} */
+                event: 'fleet';
+                data: components['schemas']['Fleet'];
+              }
+            | {
+                /** @enum {string} */
+                event: 'leases';
+                data: components['schemas']['ConsoleLeaseCounts'];
+              }
+          )[];
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
