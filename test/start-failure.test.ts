@@ -1,9 +1,13 @@
 // When the exchange cannot start, it says why through its logger (one JSON
 // line per record on stdout, pino's format) with the cause, and exits non-zero.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
-import { runExchangeToExit } from './support/exchange-process.js';
+import { runExchangeToExit, startExchangeProcess } from './support/exchange-process.js';
 
 interface Run {
   readonly code: number | null;
@@ -48,4 +52,33 @@ describe('the exchange failing to start', () => {
     });
     expect(JSON.stringify(fatal)).toContain('stack');
   });
+
+  it('refuses a second process on the embedded database of a running one (D34), which serves on', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gpux-two-'));
+    const embedded = { DATABASE_URL: '', NATS_URL: '', GPUX_DATA_DIR: dataDir };
+    const first = await startExchangeProcess(embedded);
+    try {
+      const second = await run(embedded);
+      expect(second.code, second.output).toBe(1);
+      const fatal = second.records.find((x) => x['level'] === 60);
+      expect(fatal, second.output).toMatchObject({
+        msg: 'the exchange could not start',
+        err: {
+          message: expect.stringContaining(`in use by process ${first.child.pid}`) as string,
+        },
+      });
+      // It touched nothing: the first one still owns and serves.
+      expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
+    } finally {
+      await first.stop('SIGKILL');
+    }
+    // A lock left by kill -9 is taken over: the next start serves.
+    const next = await startExchangeProcess(embedded);
+    try {
+      expect((await fetch(`${next.url}/readyz`)).status).toBe(200);
+    } finally {
+      await next.stop('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -5,6 +5,8 @@
 
 import { pino } from 'pino';
 
+import type { Database } from './db/database.js';
+import { DataDirInUse } from './db/data-dir-lock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { rekey, rekeyWebhooks } from './leases/rekey.js';
 import { SecretBox } from './leases/secret-box.js';
@@ -47,7 +49,14 @@ export async function runRekey(
     return 2;
   }
   const logger = pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel });
-  const db = await openDatabase(config, logger);
+  let db: Database;
+  try {
+    db = await openDatabase(config, logger);
+  } catch (err) {
+    if (!(err instanceof DataDirInUse)) throw err;
+    process.stderr.write(`gpux rekey: ${err.message}; stop the exchange first\n`);
+    return 1;
+  }
   try {
     const box = new SecretBox(config.secretKey);
     const r = await rekey(db, box);

@@ -30,7 +30,7 @@ import { newApiToken } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { checkMigrations, isApplied, migrate } from './db/migrate.js';
-import { openPglite } from './db/pglite.js';
+import { openEmbedded } from './db/pglite.js';
 import { openPostgres } from './db/postgres.js';
 import { SecretBox, loadOrCreateSecretKey } from './leases/secret-box.js';
 import { checkSecretKeys } from './leases/secret-check.js';
@@ -116,11 +116,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   const opened =
     config.databaseUrl !== undefined
       ? openPostgres(config.databaseUrl, 10, logger)
-      : await (async () => {
-          const dir = join(config.dataDir, 'pgdata');
-          mkdirSync(dir, { recursive: true });
-          return openPglite(dir);
-        })();
+      : await openEmbedded(config.dataDir);
   if (config.captureWritesFile === undefined) return opened;
   logger.warn(
     { file: config.captureWritesFile },

@@ -1,7 +1,11 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { PGlite, types } from '@electric-sql/pglite';
 
 import type { Database, Queryable } from './database.js';
 import { parseInt8 } from './database.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /**
  * PGlite: PostgreSQL compiled to WebAssembly, in this process. `dataDir`
@@ -30,4 +34,31 @@ export async function openPglite(dataDir?: string): Promise<Database> {
       await db.close();
     },
   };
+}
+
+/**
+ * The embedded database of the exchange (D34): PGlite in `<dataDir>/pgdata`,
+ * `dataDir` locked first for this process alone (data-dir-lock.ts; a
+ * second process gets DataDirInUse) and released when it closes.
+ */
+export async function openEmbedded(dataDir: string): Promise<Database> {
+  const dir = join(dataDir, 'pgdata');
+  mkdirSync(dir, { recursive: true });
+  const release = lockDataDir(dataDir);
+  try {
+    const db = await openPglite(dir);
+    return {
+      ...db,
+      async close(): Promise<void> {
+        try {
+          await db.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
