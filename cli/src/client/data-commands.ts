@@ -9,9 +9,9 @@ import { sseEvents } from './book-feed.js';
 import type { FeedEvent } from './book-feed.js';
 import { followAccount, headOf } from './account-feed.js';
 import type { OpenAccountStream } from './account-feed.js';
-import { endpoint, given } from './command.js';
+import { endpoint, given, untilInterrupted } from './command.js';
 import type { Context, Input, Leaf } from './command.js';
-import { CliError, EXIT, UsageError, errorLines } from './exit.js';
+import { CliError, EXIT, UsageError } from './exit.js';
 import { bookOf } from './market-commands.js';
 import { isoTime, wholeNumber } from './parse.js';
 import { eventLine, showCandles } from './render-data.js';
@@ -111,36 +111,25 @@ function accountStream(ctx: Context): OpenAccountStream {
   };
 }
 
-async function events(ctx: Context, a: Input): Promise<void> {
+function events(ctx: Context, a: Input): Promise<void> {
   const open = accountStream(ctx);
   const watching = a.opt<boolean>('watch') === true;
   const since = a.opt<number>('since');
-  const stop = new AbortController();
-  const undo = ctx.io.onInterrupt(() => stop.abort());
-  try {
+  return untilInterrupted(ctx, async (f) => {
     // The account's last event number: where the last events end, and, without --watch, where to stop.
     const head = await headOf(open);
     if (since !== undefined && since > head) {
       throw new UsageError(`--since ${since}: the account's last event is ${head}`);
     }
-    const after = since ?? Math.max(0, head - DEFAULT_EVENTS);
     await followAccount({
+      ...f,
       open,
-      signal: stop.signal,
-      after,
+      after: since ?? Math.max(0, head - DEFAULT_EVENTS),
       until: watching ? undefined : head,
       event: (e) => ctx.io.out(ctx.json ? `${JSON.stringify(e)}\n` : eventLine(e, ctx.style)),
       gap: (from, to) => ctx.io.err(`gpux: events ${from} to ${to} are no longer kept\n`),
-      pause: () => new Promise((resolve) => setTimeout(resolve, 1_000)),
-      failed: (e) => {
-        if (e instanceof CliError) {
-          ctx.io.err(`${errorLines(e, ctx.io.now()).join('\n')}\ngpux: reconnecting\n`);
-        }
-      },
     });
-  } finally {
-    undo();
-  }
+  });
 }
 
 const eventsLeaf: Leaf = {
