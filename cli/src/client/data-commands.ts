@@ -30,9 +30,11 @@ export const GRANULARITIES = [
 export const DEFAULT_INTERVALS = 24;
 
 /**
- * The range of a candles request: --start and --end as given; without
- * --start, the `last` intervals before --end, or up to now's interval
- * (which is then the last one shown).
+ * The range of a candles request, `last` intervals long (intervals are
+ * aligned on the epoch: docs/api/orders.md): from the one holding --start,
+ * up to now at most (then without `end`, so the interval in progress is
+ * included); or the last ones before --end; or the last ones up to now.
+ * --start and --end both given: as they are.
  */
 export function candleRange(
   granularity: number,
@@ -40,16 +42,18 @@ export function candleRange(
   given: { start?: string | undefined; end?: string | undefined },
   now: number,
 ): { start: string; end?: string } {
-  if (given.start !== undefined) {
-    return given.end === undefined
-      ? { start: given.start }
-      : { start: given.start, end: given.end };
-  }
   const span = granularity * 1000;
-  if (given.end !== undefined) {
-    return { start: new Date(Date.parse(given.end) - last * span).toISOString(), end: given.end };
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  if (given.start !== undefined) {
+    if (given.end !== undefined) return { start: given.start, end: given.end };
+    const end = Math.floor(Date.parse(given.start) / span) * span + last * span;
+    return end > now ? { start: given.start } : { start: given.start, end: iso(end) };
   }
-  return { start: new Date(now - (last - 1) * span).toISOString() };
+  if (given.end !== undefined) {
+    const end = Math.ceil(Date.parse(given.end) / span) * span;
+    return { start: iso(end - last * span), end: given.end };
+  }
+  return { start: iso(now - (last - 1) * span) };
 }
 
 const candles = endpoint({
@@ -65,7 +69,7 @@ const candles = endpoint({
     },
     {
       flags: '--last <n>',
-      description: `without --start: the last n intervals, up to --end or now (1 to 300; default ${DEFAULT_INTERVALS})`,
+      description: `how many intervals: from --start on (up to now at most), else the last before --end or now (1 to 300; default ${DEFAULT_INTERVALS})`,
       parse: wholeNumber(1, 300),
     },
     {

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 
+import type { Schemas } from './api.js';
 import { candleRange } from './data-commands.js';
 import {
   eventLine,
@@ -21,48 +22,60 @@ describe('candleRange', () => {
     expect(candleRange(60, 1, {}, now)).toEqual({ start: '2026-11-27T10:30:00.000Z' });
   });
 
-  it('with --end: the n intervals before it; with --start: as given', () => {
+  it('with --end: the n intervals before it (its interval included when it is not on a start)', () => {
     expect(candleRange(300, 12, { end: '2026-11-27T10:00:00Z' }, now)).toEqual({
       start: '2026-11-27T09:00:00.000Z',
       end: '2026-11-27T10:00:00Z',
     });
-    expect(candleRange(300, 12, { start: '2026-11-27T08:00:00Z' }, now)).toEqual({
-      start: '2026-11-27T08:00:00Z',
+    expect(candleRange(300, 12, { end: '2026-11-27T10:01:00Z' }, now)).toMatchObject({
+      start: '2026-11-27T09:05:00.000Z',
     });
+  });
+
+  it('with --start: n intervals from its own, or up to now when that is sooner', () => {
+    expect(candleRange(300, 12, { start: '2026-11-27T08:02:00Z' }, now)).toEqual({
+      start: '2026-11-27T08:02:00Z',
+      end: '2026-11-27T09:00:00.000Z',
+    });
+    expect(candleRange(300, 12, { start: '2026-11-27T10:00:00Z' }, now)).toEqual({
+      start: '2026-11-27T10:00:00Z',
+    });
+    const both = { start: '2026-11-01T00:00:00Z', end: '2026-11-02T00:00:00Z' };
+    expect(candleRange(3600, 5, both, now)).toEqual(both);
   });
 });
 
 describe('showCandles', () => {
   it('a row per candle, prices in dollars per GPU-hour, and where the next range starts', () => {
-    const text = showCandles(
-      {
-        gpu_type: 'h100',
-        zone: 'us-west-1',
-        granularity: 60,
-        start: '2026-11-22T10:00:00.000Z',
-        end: '2026-11-22T10:05:00.000Z',
-        candles: [
-          {
-            time: '2026-11-22T10:00:00.000Z',
-            open: 2,
-            high: 2.3,
-            low: 1.9,
-            close: 1.9,
-            volume_gpus: 32,
-            volume_gpu_hours: 72,
-            trades: 4,
-          },
-        ],
-      },
-      plain,
-    );
+    const candles: Schemas['Candles'] = {
+      gpu_type: 'h100',
+      zone: 'us-west-1',
+      granularity: 60,
+      start: '2026-11-22T10:00:00.000Z',
+      end: '2026-11-22T10:05:00.000Z',
+      candles: [
+        {
+          time: '2026-11-22T10:00:00.000Z',
+          open: 2,
+          high: 2.3,
+          low: 1.9,
+          close: 1.9,
+          volume_gpus: 32,
+          volume_gpu_hours: 72,
+          trades: 4,
+        },
+      ],
+    };
+    const text = showCandles(candles, plain);
     expect(text.split('\n')).toEqual([
       'h100 in us-west-1, 1 min candles, $/GPU-h',
       'time                     open   high   low    close  gpus  gpu-hours  trades',
       '2026-11-22 10:00:00 UTC  $2.00  $2.30  $1.90  $1.90  32    72         4',
-      '2026-11-22 10:00:00 UTC to 2026-11-22 10:05:00 UTC; later: --start 2026-11-22T10:05:00.000Z',
+      '2026-11-22 10:00:00 UTC to 2026-11-22 10:05:00 UTC; next: --start 2026-11-22T10:05:00.000Z',
       '',
     ]);
+    // The range ends in the future (it holds now): no next range yet.
+    expect(showCandles(candles, plain, Date.parse('2026-11-22T10:04:00Z'))).not.toContain('next');
   });
 });
 

@@ -23,7 +23,8 @@ export function granularityText(seconds: number): string {
   return SPANS[seconds] ?? `${seconds} s`;
 }
 
-export function showCandles(c: S['Candles'], style: Style): string {
+/** The candles; the range covered, and the --start of the next one when it has begun by `now`. */
+export function showCandles(c: S['Candles'], style: Style, now = Date.now()): string {
   const rows = c.candles.map((k) => [
     time(k.time, style),
     money(k.open),
@@ -35,10 +36,11 @@ export function showCandles(c: S['Candles'], style: Style): string {
     String(k.trades),
   ]);
   const head = `${c.gpu_type} in ${c.zone}, ${granularityText(c.granularity)} candles, $/GPU-h`;
+  const next = Date.parse(c.end) < now ? `; next: --start ${c.end}` : '';
   return (
     `${paint(head, 'bold', style)}\n` +
     table(['time', 'open', 'high', 'low', 'close', 'gpus', 'gpu-hours', 'trades'], rows, style) +
-    `${paint(`${time(c.start, style)} to ${time(c.end, style)}; later: --start ${c.end}`, 'dim', style)}\n`
+    `${paint(`${time(c.start, style)} to ${time(c.end, style)}${next}`, 'dim', style)}\n`
   );
 }
 
