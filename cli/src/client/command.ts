@@ -8,7 +8,7 @@ import { Argument, InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 
 import type { Answer, Api, ApiClient } from './api.js';
-import { UsageError } from './exit.js';
+import { CliError, UsageError, errorLines } from './exit.js';
 import type { Style } from './output.js';
 
 /** The process as the commands see it (a test passes its own). */
@@ -138,6 +138,38 @@ export async function confirmed(ctx: Context, a: Input, question: string): Promi
   if (await ctx.io.confirm(question)) return true;
   ctx.io.err('gpux: nothing done\n');
   return false;
+}
+
+/** What a command that follows a stream until Ctrl-C gives the loop that reads it. */
+export interface Following {
+  /** Aborted by Ctrl-C. */
+  readonly signal: AbortSignal;
+  /** A second between a stream's end and its reopening. */
+  pause(): Promise<void>;
+  /** A failure to (re)open the stream, on stderr, with `gpux: reconnecting`. */
+  failed(e: unknown): void;
+}
+
+/** Runs `follow` until it ends or Ctrl-C aborts its signal (the command then exits 0). */
+export async function untilInterrupted(
+  ctx: Context,
+  follow: (f: Following) => Promise<void>,
+): Promise<void> {
+  const stop = new AbortController();
+  const undo = ctx.io.onInterrupt(() => stop.abort());
+  try {
+    await follow({
+      signal: stop.signal,
+      pause: () => new Promise((resolve) => setTimeout(resolve, 1_000)),
+      failed: (e) => {
+        if (e instanceof CliError) {
+          ctx.io.err(`${errorLines(e, ctx.io.now()).join('\n')}\ngpux: reconnecting\n`);
+        }
+      },
+    });
+  } finally {
+    undo();
+  }
 }
 
 /** The option of a command that asks first. */

@@ -4,11 +4,11 @@
 
 import { BOOK, GPU_TYPES, ZONES } from './admin-market.js';
 import type { Query, Schemas } from './api.js';
-import { endpoint, given, json } from './command.js';
+import { endpoint, given, json, untilInterrupted } from './command.js';
 import type { Context, Input, Leaf, OptionSpec } from './command.js';
 import { followBook, sseEvents, viewOf } from './book-feed.js';
 import type { FeedEvent } from './book-feed.js';
-import { apiError, errorLines, CliError, networkError } from './exit.js';
+import { apiError, networkError } from './exit.js';
 import { PAGING, instanceOf, paging, wholeNumber } from './parse.js';
 import type { Instance } from './parse.js';
 import { showBook, showEstimate, showOrderBook, showTrades } from './render-market.js';
@@ -87,32 +87,22 @@ function openStream(ctx: Context, query: string, signal: AbortSignal) {
 }
 
 /** --watch: the book redrawn at each change (one JSON line per event with --json), until Ctrl-C. */
-async function watch(ctx: Context, a: Input): Promise<void> {
+function watch(ctx: Context, a: Input): Promise<void> {
   const b = bookOf(a);
   const depth = a.opt<number>('depth') ?? 10;
-  const stop = new AbortController();
-  const undo = ctx.io.onInterrupt(() => stop.abort());
   const clear = ctx.io.stdoutIsTty ? '\u001b[H\u001b[2J' : '';
-  try {
-    await followBook({
-      open: openStream(ctx, `gpu_type=${b.gpu_type}&zone=${b.zone}`, stop.signal),
-      signal: stop.signal,
+  return untilInterrupted(ctx, (f) =>
+    followBook({
+      ...f,
+      open: openStream(ctx, `gpu_type=${b.gpu_type}&zone=${b.zone}`, f.signal),
       event: (e) => {
         if (ctx.json) ctx.io.out(`${JSON.stringify(e.data)}\n`);
       },
       changed: (copy) => {
         if (!ctx.json) ctx.io.out(`${clear}${showBook(viewOf(copy, depth), ctx.style)}\n`);
       },
-      pause: () => new Promise((resolve) => setTimeout(resolve, 1_000)),
-      failed: (e) => {
-        if (e instanceof CliError) {
-          ctx.io.err(`${errorLines(e, ctx.io.now()).join('\n')}\ngpux: reconnecting\n`);
-        }
-      },
-    });
-  } finally {
-    undo();
-  }
+    }),
+  );
 }
 
 const book: Leaf = {

@@ -1,8 +1,9 @@
 // The API commands' command line, run in-process against a fake fetch: a
 // bad command line is refused with exit 2 before anything is sent; an
 // error answer exits with its documented code; --json prints the API's
-// JSON; and every operator endpoint of docs/api/openapi.json (tag admin)
-// has a command that calls it.
+// JSON; every operator endpoint of docs/api/openapi.json (tag admin)
+// has a command that calls it; and what candles, events (the account
+// stream's token and Last-Event-ID) and webhooks send.
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,8 @@ interface Run {
   readonly stdout: string;
   readonly stderr: string;
   readonly requests: { method: string; path: string; body: unknown; auth: string | null }[];
+  /** Each request's URL (its query) and headers. */
+  readonly sent: { url: URL; headers: Headers }[];
 }
 
 type Reply = (request: Request) => Response;
@@ -40,6 +43,7 @@ async function gpux(argv: string[], reply: Reply = () => failure(404, 'not_found
   let stdout = '';
   let stderr = '';
   const requests: Run['requests'] = [];
+  const sent: Run['sent'] = [];
   const io: Io = {
     out: (t) => (stdout += t),
     err: (t) => (stderr += t),
@@ -59,11 +63,12 @@ async function gpux(argv: string[], reply: Reply = () => failure(404, 'not_found
         body: text === '' ? undefined : JSON.parse(text),
         auth: request.headers.get('authorization'),
       });
+      sent.push({ url: new URL(request.url), headers: request.headers });
       return reply(request);
     },
   };
   const code = await runClient(argv, io, []);
-  return { code, stdout, stderr, requests };
+  return { code, stdout, stderr, requests, sent };
 }
 
 describe('a bad command line', () => {
@@ -257,6 +262,131 @@ describe('the admin commands', () => {
       const help = await gpux([...c.command.split(' '), '--help']);
       expect(help.code, c.command).toBe(0);
       expect(help.stdout, c.command).toContain(`Example:\n  ${c.example ?? ''}`);
+    }
+  });
+});
+
+/** An event stream of `events` ([name, id, data]) that then ends. */
+const sse = (...events: [string, number | undefined, unknown][]): Response =>
+  new Response(
+    events
+      .map(
+        ([e, id, d]) =>
+          `${id === undefined ? '' : `id: ${id}\n`}event: ${e}\ndata: ${JSON.stringify(d)}\n\n`,
+      )
+      .join(''),
+    { headers: { 'content-type': 'text/event-stream' } },
+  );
+
+const event = (seq: number): [string, number, unknown] => [
+  'order.cancelled',
+  seq,
+  { id: `evt_${seq}`, seq, type: 'order.cancelled', created_at: '2026-11-27T10:00:00Z', data: {} },
+];
+
+describe('gpux candles, events and webhooks', () => {
+  it('asks for the last 24 hourly intervals by default', async () => {
+    const r = await gpux(['candles', 'h100', 'us-west-1', '--json'], () => ok({ candles: [] }));
+    expect(r.code, r.stderr).toBe(0);
+    const q = r.sent[0]?.url.searchParams;
+    expect(r.sent[0]?.url.pathname).toBe('/v1/candles');
+    expect(q?.get('granularity')).toBe('3600');
+    expect(q?.get('gpu_type')).toBe('h100');
+    expect(Date.parse(q?.get('start') ?? '')).toBeGreaterThan(Date.now() - 24 * 3_600_000);
+    expect(q?.has('end')).toBe(false);
+  });
+
+  it.each([
+    [['candles', 'h100', 'us-west-1', '--granularity', '120'], /Allowed choices are 60, 300/],
+    [['candles', 'h100', 'us-west-1', '--last', '301'], /from 1 to 300/],
+    [['candles', 'h100', 'us-west-1', '--start', 'yesterday'], /ISO 8601/],
+    [['webhooks', 'create', 'https://h.example', '--events', 'order.nope'], /each must be one of/],
+    [['webhooks', 'create', 'https://h.example'], /required option '--events <kinds>'/],
+    [['events', '--since', '-1'], /whole number/],
+  ])('%j is refused before anything is sent', async (argv, message) => {
+    const r = await gpux(argv, () => ok({}));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.requests).toEqual([]);
+  });
+});
+
+describe('gpux events', () => {
+  it('learns the last event, then reads the last 20 with the token and Last-Event-ID, and ends', async () => {
+    const r = await gpux(['events', '--json'], (req) =>
+      req.headers.get('last-event-id') === null
+        ? sse(['ready', 22, { seq: 22 }], event(23))
+        : sse(['ready', 2, { seq: 2 }], ...[3, 4, 22, 23].map(event)),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.sent.map((s) => [s.url.pathname, s.headers.get('last-event-id')])).toEqual([
+      ['/v1/account/stream', null],
+      ['/v1/account/stream', '2'],
+    ]);
+    expect(r.sent.every((s) => s.headers.get('authorization') === 'Bearer gpux_test')).toBe(true);
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as { seq: number }).seq),
+    ).toEqual([3, 4, 22]);
+  });
+
+  it('--since past the last event exits 2', async () => {
+    const r = await gpux(['events', '--since', '9'], () => sse(['ready', 4, { seq: 4 }]));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("gpux: --since 9: the account's last event is 4\n");
+  });
+});
+
+describe('gpux webhooks', () => {
+  it('create sends the URL and each kind once; the secret is printed with the note', async () => {
+    const r = await gpux(
+      [
+        'webhooks',
+        'create',
+        'https://h.example/x',
+        '--events',
+        'order.filled,lease.active',
+        '--events',
+        'order.filled',
+      ],
+      () =>
+        ok(
+          {
+            id: 'whk_1',
+            url: 'https://h.example/x',
+            events: ['order.filled', 'lease.active'],
+            created_at: '2026-11-27T10:00:00Z',
+            secret: 'whsec_s',
+          },
+          201,
+        ),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.requests[0]).toMatchObject({
+      method: 'POST',
+      body: { url: 'https://h.example/x', events: ['order.filled', 'lease.active'] },
+    });
+    expect(r.stdout).toMatch(/^secret +whsec_s$/m);
+    expect(r.stdout).toContain('it is shown this once');
+  });
+
+  it('delete, deliveries and test call their endpoints', async () => {
+    const calls = [
+      [['webhooks', 'delete', 'whk_1'], 'DELETE /v1/webhooks/whk_1'],
+      [
+        ['webhooks', 'deliveries', 'whk_1', '--limit', '5'],
+        'GET /v1/webhooks/whk_1/deliveries?limit=5',
+      ],
+      [['webhooks', 'test', 'whk_1'], 'POST /v1/webhooks/whk_1/test'],
+    ] as const;
+    for (const [argv, request] of calls) {
+      const r = await gpux([...argv, '--json'], () => ok({}));
+      expect(r.code, r.stderr).toBe(0);
+      expect(`${r.requests[0]?.method} ${r.sent[0]?.url.pathname}${r.sent[0]?.url.search}`).toBe(
+        request,
+      );
     }
   });
 });

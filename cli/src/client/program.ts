@@ -11,6 +11,8 @@ import { PROVIDER_COMMANDS } from './provider-commands.js';
 import { ACCOUNT_GROUPS } from './admin-accounts.js';
 import { MARKET_NODES } from './admin-market.js';
 import { MARKET_COMMANDS } from './market-commands.js';
+import { DATA_COMMANDS } from './data-commands.js';
+import { WEBHOOKS } from './webhook-commands.js';
 import { ORDER_COMMANDS } from './order-commands.js';
 import { LEASE_COMMANDS } from './lease-commands.js';
 import { SSH_COMMANDS } from './ssh-commands.js';
@@ -128,10 +130,12 @@ export function buildProgram(io: Io, programs: readonly ProgramCommand[]): Comma
   const customer = [
     ...ACCOUNT_COMMANDS,
     ...MARKET_COMMANDS,
+    ...DATA_COMMANDS,
     ...ORDER_COMMANDS,
     ...LEASE_COMMANDS,
     ...SSH_COMMANDS,
     ...PROVIDER_COMMANDS,
+    WEBHOOKS,
   ];
   for (const node of customer) register(program, node, runner);
   register(program, ADMIN, runner);
