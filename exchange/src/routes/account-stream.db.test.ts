@@ -57,6 +57,10 @@ describe('GET /v1/account/stream', () => {
     const buyer = await stream(url, m.buyer, 0);
     expect(buyer.status).toBe(200);
     expect(buyer.headers['content-type']).toMatch(/^text\/event-stream/);
+    // Like every authenticated answer (docs/api/accounts.md): the query budget it took from.
+    expect(Number(buyer.headers['x-ratelimit-limit'])).toBeGreaterThan(0);
+    expect(buyer.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(buyer.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     const ready = await buyer.next();
     expect(ready).toMatchObject({ id: '0', event: 'ready', data: { seq: 0 } });
     const bought = await take(buyer, 3);

@@ -11,6 +11,7 @@ import { STREAMS_PER_ACCOUNT } from '../account-events/account-streams.js';
 import { callerOf } from '../auth/authenticate.js';
 import type { RouteContext } from '../services.js';
 import { AccountStreamSchema } from '../views/account-events.js';
+import { streamHead } from '../http/stream-head.js';
 
 const StreamHeaders = Type.Object({
   'last-event-id': Type.Optional(
@@ -69,7 +70,8 @@ export const accountStreamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteConte
         write: (chunk) => {
           if (!res.headersSent) {
             void reply.hijack();
-            res.writeHead(200, SSE_HEADERS);
+            // What the guards set (X-RateLimit-*, accounts.md) goes out with the stream's head.
+            res.writeHead(200, streamHead(reply, SSE_HEADERS));
           }
           return res.write(chunk);
         },

@@ -21,6 +21,7 @@ import { StringEnum } from '../http/schema.js';
 import type { RouteContext } from '../services.js';
 import { FeedStreamSchema } from '../views/feed.js';
 import type { CloseReason } from '../views/feed.js';
+import { streamHead } from '../http/stream-head.js';
 
 const StreamQuery = Type.Object(
   { gpu_type: StringEnum(GPU_TYPES), zone: StringEnum(ZONES) },
@@ -101,7 +102,8 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
         ctx.streams.release(address);
         return;
       }
-      res.writeHead(200, SSE_HEADERS);
+      // What the guards set (X-RateLimit-*, accounts.md) goes out with the stream's head.
+      res.writeHead(200, streamHead(reply, SSE_HEADERS));
       const socket = res.socket;
       const writer = ctx.feedWriter;
       if (writer !== undefined && !writer.closed && canHandOver(socket)) {
