@@ -34,6 +34,7 @@ import type { Principal } from '../accounts/accounts.js';
 import type { RouteContext } from '../services.js';
 import type { AddressLimiter } from './address-limit.js';
 import { contractOf } from './route-contract.js';
+import { NoQuery } from './schema.js';
 import type { RouteContract } from './route-contract.js';
 
 type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -232,6 +233,11 @@ export function routeGuards(
   app.decorateRequest('rateSlot', null);
   app.addHook('onRoute', (route: RouteOptions) => {
     const contract = contractOf(route.method, route.url, route.config);
+    // docs/api/errors.md: an unknown parameter is refused, never silently
+    // dropped; an API route that declares no query takes none.
+    if (route.url.startsWith('/v1/') && route.schema?.querystring === undefined) {
+      route.schema = { ...route.schema, querystring: NoQuery };
+    }
     if (contract.bodyOptional === true) {
       const pre = route.preValidation;
       route.preValidation = [

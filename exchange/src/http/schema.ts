@@ -104,6 +104,9 @@ export const PAGE_QUERY = {
 /** The query of a list with nothing to filter. */
 export const PageQuery = Type.Object(PAGE_QUERY, { additionalProperties: false });
 
+/** The query of an API route that takes none: any parameter is unknown (400, never dropped). */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 /** What every list answers with beside its items. */
 export const PAGE_FIELDS = {
   total: Type.Integer({ minimum: 0, description: 'How many match the filter.' }),

@@ -626,6 +626,13 @@ const CASES: readonly Case[] = [
   ...authCases('GET', '/v1/account', 'tradeOnly'),
   ...authCases('GET', '/v1/account/transactions', 'tradeOnly'),
   ...queryCases('/v1/account/transactions', '', PAGING),
+  // An endpoint that takes no query refuses any parameter rather than drop it.
+  ...['/v1/account?foo=1', '/v1/ssh_keys?limit=1', '/v1/webhooks?offset=0'].map((url): Case => ({
+    name: 'a query parameter it does not take',
+    method: 'GET',
+    url,
+    status: 400,
+  })),
 
   // POST, GET and DELETE /v1/ssh_keys
   ...authCases('POST', '/v1/ssh_keys', 'readOnly'),

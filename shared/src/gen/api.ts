@@ -3128,6 +3128,20 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
       429: {
         headers: {
@@ -3399,6 +3413,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Account'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
@@ -3766,6 +3794,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ClusterList'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
@@ -4198,6 +4240,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['PlatformAccount'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
@@ -5808,6 +5864,20 @@ export interface operations {
           'application/json': components['schemas']['AdminBookList'];
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `unauthorized`: The API token is missing or invalid. */
       401: {
         headers: {
@@ -6477,6 +6547,20 @@ export interface operations {
           'application/json': components['schemas']['Fleet'];
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `unauthorized`: The API token is missing or invalid. */
       401: {
         headers: {
@@ -6850,6 +6934,20 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['SshKeyList'];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
@@ -8817,6 +8915,20 @@ export interface operations {
           'application/json': components['schemas']['WebhookList'];
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `unauthorized`: The API token is missing or invalid. */
       401: {
         headers: {
@@ -10297,6 +10409,20 @@ export interface operations {
           'application/json': components['schemas']['OwnFleet'];
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `unauthorized`: The API token is missing or invalid. */
       401: {
         headers: {
@@ -10876,6 +11002,20 @@ export interface operations {
           'application/json': components['schemas']['ConsoleSession'];
         };
       };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
       /** @description `unauthorized`: The API token is missing or invalid. */
       401: {
         headers: {
@@ -11175,6 +11315,20 @@ export interface operations {
                 data: components['schemas']['ConsoleLeaseCounts'];
               }
           )[];
+        };
+      };
+      /** @description `invalid_request`: The request is malformed, or fields of it break a rule: `field` and `errors` name them. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
         };
       };
       /** @description `unauthorized`: The API token is missing or invalid. */
