@@ -126,7 +126,8 @@ export const ERROR_CODES = {
   },
   rate_limited: {
     status: 429,
-    meaning: 'The account exceeded a rate limit; see Retry-After.',
+    meaning:
+      'A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After.',
     decision: 'D18',
   },
   internal_error: {

@@ -70,7 +70,7 @@ export const accountStreamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteConte
         write: (chunk) => {
           if (!res.headersSent) {
             void reply.hijack();
-            // What the guards set (X-RateLimit-*, accounts.md) goes out with the stream's head.
+            // What the guards set (X-RateLimit-*, docs/api/accounts.md) goes out with the stream's head.
             res.writeHead(200, streamHead(reply, SSE_HEADERS));
           }
           return res.write(chunk);

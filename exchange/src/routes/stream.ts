@@ -102,7 +102,7 @@ export const streamRoutes: FastifyPluginCallbackTypebox<{ ctx: RouteContext }> =
         ctx.streams.release(address);
         return;
       }
-      // What the guards set (X-RateLimit-*, accounts.md) goes out with the stream's head.
+      // What the guards set (X-RateLimit-*, docs/api/accounts.md) goes out with the stream's head.
       res.writeHead(200, streamHead(reply, SSE_HEADERS));
       const socket = res.socket;
       const writer = ctx.feedWriter;

@@ -3142,7 +3142,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3457,7 +3457,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3614,7 +3614,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -3729,7 +3729,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -6978,7 +6978,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7139,7 +7139,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7312,7 +7312,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7429,7 +7429,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7610,7 +7610,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7738,7 +7738,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -7911,7 +7911,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8032,7 +8032,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8150,7 +8150,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8267,7 +8267,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8388,7 +8388,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8509,7 +8509,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8845,7 +8845,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -8957,7 +8957,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9118,7 +9118,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9291,7 +9291,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9422,7 +9422,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9595,7 +9595,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9713,7 +9713,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -9841,7 +9841,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10014,7 +10014,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10197,7 +10197,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10339,7 +10339,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10451,7 +10451,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10579,7 +10579,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10757,7 +10757,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -10935,7 +10935,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
@@ -11138,7 +11138,7 @@ export interface operations {
           };
         };
       };
-      /** @description `rate_limited`: The account exceeded a rate limit; see Retry-After. */
+      /** @description `rate_limited`: A rate limit was exceeded: the account’s, or the client address’s on the public endpoints; see Retry-After. */
       429: {
         headers: {
           'Retry-After': components['headers']['Retry-After'];
