@@ -72,7 +72,7 @@ export function lockDataDir(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
       const pid = holder(file);
       if (pid !== undefined && alive(pid)) throw new DataDirInUse(dir, pid);
-      takeStale(file);
+      takeStale(dir);
     }
   }
   const release = (): void => {
@@ -89,7 +89,8 @@ export function lockDataDir(dir: string): () => void {
  * meanwhile by a live process puts it back (link: never over another) and
  * stops the start.
  */
-function takeStale(file: string): void {
+function takeStale(dir: string): void {
+  const file = join(dir, LOCK_FILE);
   const moved = `${file}.${process.pid}`;
   try {
     renameSync(file, moved);
@@ -105,9 +106,7 @@ function takeStale(file: string): void {
       // Another lock is there already: the start stops anyway.
     }
     rmSync(moved, { force: true });
-    throw new DataDirInUse(dirOf(file), pid);
+    throw new DataDirInUse(dir, pid);
   }
   rmSync(moved, { force: true });
 }
-
-const dirOf = (file: string): string => file.slice(0, -LOCK_FILE.length - 1);
